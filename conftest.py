@@ -1,0 +1,50 @@
+"""Test configuration shared by the doctests in kzoo/ and the tests in tests/."""
+
+import os
+
+# Simulated devices for the distribution tests: must be set before jax is
+# imported (keras imports jax whenever it is installed, whatever the backend).
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+# Backends that cannot write a SavedModel directly (keras 3.15): torch needs
+# torch_xla, which has no build for torch 2.13.
+_CANNOT_EXPORT = {"torch"}
+
+
+def pytest_report_header(config):
+    return f"keras {keras.__version__}, backend: {keras.config.backend()}"
+
+
+def pytest_collection_modifyitems(config, items):
+    run_large = "large" in (config.getoption("-m") or "") or os.environ.get(
+        "KZOO_RUN_LARGE"
+    )
+    skip_large = pytest.mark.skip(reason="large test: run with -m large")
+    skip_export = pytest.mark.skip(
+        reason=f"the {keras.config.backend()} backend cannot export a "
+        "SavedModel directly in keras 3.15"
+    )
+    for item in items:
+        if "large" in item.keywords and not run_large:
+            item.add_marker(skip_large)
+        if (
+            "requires_saved_model_export" in item.keywords
+            and keras.config.backend() in _CANNOT_EXPORT
+        ):
+            item.add_marker(skip_export)
+
+
+@pytest.fixture(autouse=True)
+def _doctest_namespace(doctest_namespace):
+    import kzoo
+
+    doctest_namespace["np"] = np
+    doctest_namespace["keras"] = keras
+    doctest_namespace["ops"] = keras.ops
+    doctest_namespace["kzoo"] = kzoo

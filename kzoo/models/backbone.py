@@ -1,0 +1,79 @@
+"""Base class of every kzoo backbone."""
+
+import keras
+
+from kzoo.api_export import kzoo_export
+
+
+@kzoo_export("kzoo.models.Backbone")
+class Backbone(keras.Model):
+    """A network that maps token tensors to hidden states: no head, no loss.
+
+    Subclasses build a functional model in ``__init__`` (layers first, then
+    ``super().__init__(inputs=..., outputs=...)``), keep one attribute per
+    constructor argument and extend ``get_config``. The base class gives them
+    ``from_config`` (``cls(**config)``), ``from_preset`` and
+    ``save_to_preset``.
+    """
+
+    def __init__(self, *args, dtype=None, **kwargs):
+        super().__init__(*args, dtype=dtype, **kwargs)
+
+    def __setattr__(self, name, value):
+        # torch: a keras.Model is a torch.nn.Module, which refuses submodules
+        # assigned before Module.__init__ ran. Subclasses create their layers
+        # before calling super().__init__() (functional style), so fall back
+        # to plain attributes until Keras has initialised the model.
+        try:
+            super().__setattr__(name, value)
+        except (AttributeError, RuntimeError):
+            object.__setattr__(self, name, value)
+
+    def get_config(self):
+        # Not keras.Model.get_config: that returns the layer graph. Each
+        # subclass adds its own constructor arguments.
+        config = {"name": self.name, "trainable": self.trainable}
+        if self.dtype_policy.name != keras.config.dtype_policy().name:
+            config["dtype"] = keras.dtype_policies.serialize(self.dtype_policy)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @property
+    def token_embedding(self):
+        """The token embedding layer (used for tied output heads)."""
+        return getattr(self, "_token_embedding_layer", None)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **config_overrides):
+        """Builds a backbone from a preset name, preset folder or checkpoint.
+
+        Args:
+            preset: str. A registered preset name (see ``kzoo.presets.list``),
+                a local kzoo preset folder, a local folder in another
+                library's format that a converter reads (a Hugging Face BERT
+                folder, ...), or a remote handle (``hf://``, ``kaggle://``)
+                that is fetched only when the network allows.
+            load_weights: bool. Load the pretrained weights (False: random
+                initialisation with the preset's architecture).
+            **config_overrides: constructor arguments that replace the
+                preset's (e.g. ``dropout=0.0``).
+        """
+        from kzoo.presets import preset_loader
+
+        return preset_loader.load_backbone(
+            preset, cls=cls, load_weights=load_weights, **config_overrides
+        )
+
+    def save_to_preset(self, preset_dir):
+        """Writes ``config.json``, ``model.weights.h5`` and ``metadata.json``
+        to ``preset_dir`` atomically (a temporary folder renamed into place).
+        """
+        from kzoo.presets import preset_saver
+
+        preset_saver.save_preset(preset_dir, backbone=self)

@@ -1,0 +1,67 @@
+"""Base class of every kzoo task preprocessor."""
+
+import keras
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer, to_tf
+
+
+@kzoo_export("kzoo.models.Preprocessor")
+class Preprocessor(PreprocessingLayer):
+    """Raw text (plus ``y``, ``sample_weight``) → exactly what a task takes.
+
+    A preprocessor holds a tokenizer and the shared packing / masking layers
+    and has no weights. It runs inside ``tf.data`` for every backend (``Task``
+    maps it over the data given to ``fit``/``evaluate``/``predict``) and
+    eagerly on Python lists.
+
+    Subclasses set ``backbone_cls`` and ``tokenizer_cls`` and implement
+    ``call(x, y=None, sample_weight=None)``, returning
+    ``keras.utils.pack_x_y_sample_weight(x, y, sample_weight)``.
+    """
+
+    backbone_cls = None
+    tokenizer_cls = None
+    input_dtype = tf.string
+
+    def __init__(self, tokenizer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.tokenizer = tokenizer
+
+    def __call__(self, x, y=None, sample_weight=None, **kwargs):
+        # y and sample_weight are numbers: convert them apart from the text.
+        y = tf.nest.map_structure(to_tf, y) if y is not None else None
+        if sample_weight is not None:
+            sample_weight = tf.nest.map_structure(to_tf, sample_weight)
+        return super().__call__(x, y, sample_weight, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config["tokenizer"] = keras.layers.serialize(self.tokenizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("tokenizer"), dict):
+            config["tokenizer"] = keras.layers.deserialize(config["tokenizer"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset, **kwargs):
+        """Builds the preprocessor (and its tokenizer) stored in a preset.
+
+        Args:
+            preset: a preset name, folder or converter-readable checkpoint.
+            **kwargs: constructor arguments to override (``sequence_length``).
+        """
+        from kzoo.presets import preset_loader
+
+        return preset_loader.load_preprocessor(preset, cls=cls, **kwargs)
+
+    def save_to_preset(self, preset_dir):
+        """Writes ``tokenizer.json`` (+ assets) and ``preprocessor.json``."""
+        from kzoo.presets import preset_saver
+
+        preset_saver.save_preset(preset_dir, preprocessor=self)

@@ -1,0 +1,182 @@
+"""Base class of every kzoo task: backbone + head (+ preprocessor)."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+
+
+def _is_raw_text(x):
+    """True when ``x`` holds strings (a task then needs its preprocessor)."""
+    leaves = tf.nest.flatten(x)
+    if not leaves:
+        return False
+    leaf = leaves[0]
+    if isinstance(leaf, (str, bytes)):
+        return True
+    if isinstance(leaf, np.ndarray):
+        return leaf.dtype.kind in "USO"
+    if isinstance(leaf, (tf.Tensor, tf.RaggedTensor)):
+        return leaf.dtype == tf.string
+    if isinstance(leaf, (list, tuple)) and leaf:
+        return _is_raw_text(leaf[0])
+    return False
+
+
+def _as_slices(x):
+    if isinstance(x, dict):
+        return {k: _as_slices(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_as_slices(v) for v in x)
+    if isinstance(x, (list, np.ndarray)) and _is_raw_text(x):
+        return tf.constant(np.asarray(x, dtype=object).tolist(), dtype=tf.string)
+    if isinstance(x, (tf.Tensor, tf.RaggedTensor)):
+        return x
+    return np.asarray(x)
+
+
+@kzoo_export("kzoo.models.Task")
+class Task(keras.Model):
+    """A backbone with a head, a default ``compile()`` and a preprocessor.
+
+    ``fit``, ``evaluate`` and ``predict`` take raw data when the task has a
+    preprocessor: Python lists or numpy arrays of strings (with labels), or a
+    ``tf.data.Dataset`` of raw batches. The preprocessor is mapped over the
+    data in ``tf.data`` on every backend; already preprocessed tensors pass
+    straight to the model when ``preprocessor`` is None.
+
+    Subclasses build a functional model (``backbone`` and head layers first,
+    then ``super().__init__(inputs=..., outputs=...)``), set
+    ``backbone_cls`` / ``preprocessor_cls`` and extend ``get_config``.
+    """
+
+    backbone_cls = None
+    preprocessor_cls = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def __setattr__(self, name, value):
+        # See Backbone.__setattr__: torch refuses submodules before
+        # Module.__init__, and tasks assign their layers first.
+        try:
+            super().__setattr__(name, value)
+        except (AttributeError, RuntimeError):
+            object.__setattr__(self, name, value)
+
+    # --- config ---
+    def get_config(self):
+        return {
+            "backbone": keras.layers.serialize(self.backbone),
+            "preprocessor": (
+                keras.layers.serialize(self.preprocessor)
+                if getattr(self, "preprocessor", None) is not None
+                else None
+            ),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        for key in ("backbone", "preprocessor"):
+            if isinstance(config.get(key), dict):
+                config[key] = keras.layers.deserialize(config[key])
+        return cls(**config)
+
+    # --- data ---
+    def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None):
+        """Raw data → a batched tf.data.Dataset with the preprocessor mapped."""
+        if isinstance(x, tf.data.Dataset):
+            ds = x
+        else:
+            items = tuple(
+                _as_slices(v) for v in (x, y, sample_weight) if v is not None
+            )
+            ds = tf.data.Dataset.from_tensor_slices(
+                items if len(items) > 1 else items[0]
+            ).batch(batch_size or 32)
+
+        preprocessor = self.preprocessor
+
+        def apply(*data):
+            if len(data) == 1 and isinstance(data[0], tuple):
+                data = data[0]
+            return preprocessor(*data)
+
+        return ds.map(apply, num_parallel_calls=tf.data.AUTOTUNE).prefetch(
+            tf.data.AUTOTUNE
+        )
+
+    def _needs_preprocessing(self, x):
+        if getattr(self, "preprocessor", None) is None:
+            return False
+        if isinstance(x, tf.data.Dataset):
+            return _is_raw_text(x.element_spec)
+        return _is_raw_text(x)
+
+    def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
+            validation_data=None, **kwargs):
+        if self._needs_preprocessing(x):
+            x = self._preprocess_dataset(x, y, sample_weight, batch_size)
+            y = sample_weight = batch_size = None
+        if validation_data is not None and self._needs_preprocessing(
+            validation_data if isinstance(validation_data, tf.data.Dataset)
+            else validation_data[0]
+        ):
+            if isinstance(validation_data, tf.data.Dataset):
+                validation_data = self._preprocess_dataset(validation_data)
+            else:
+                validation_data = self._preprocess_dataset(
+                    *validation_data, batch_size=batch_size
+                )
+        return super().fit(x=x, y=y, batch_size=batch_size,
+                           sample_weight=sample_weight,
+                           validation_data=validation_data, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
+                 **kwargs):
+        if self._needs_preprocessing(x):
+            x = self._preprocess_dataset(x, y, sample_weight, batch_size)
+            y = sample_weight = batch_size = None
+        return super().evaluate(x=x, y=y, batch_size=batch_size,
+                                sample_weight=sample_weight, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        if self._needs_preprocessing(x):
+            x = self._preprocess_dataset(x, batch_size=batch_size)
+            batch_size = None
+        return super().predict(x, batch_size=batch_size, **kwargs)
+
+    # --- presets ---
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Builds backbone, preprocessor and head from a preset.
+
+        Args:
+            preset: a registered name, a kzoo preset folder, or a checkpoint
+                folder that a converter reads.
+            load_weights: load pretrained backbone (and head, if the preset
+                holds a fine-tuned task) weights.
+            **kwargs: task constructor arguments (``num_classes=2``), and
+                ``sequence_length`` for the preprocessor.
+        """
+        from kzoo.presets import preset_loader
+
+        return preset_loader.load_task(
+            preset, cls=cls, load_weights=load_weights, **kwargs
+        )
+
+    def save_to_preset(self, preset_dir):
+        """Writes the backbone, preprocessor and the task head (``task.json``
+        and ``task.weights.h5``) to ``preset_dir`` atomically."""
+        from kzoo.presets import preset_saver
+
+        preset_saver.save_preset(
+            preset_dir,
+            backbone=self.backbone,
+            preprocessor=getattr(self, "preprocessor", None),
+            task=self,
+        )

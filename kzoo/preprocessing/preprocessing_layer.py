@@ -1,0 +1,217 @@
+"""The base of every shared preprocessing layer and tokenizer.
+
+Preprocessing runs TensorFlow ops (and tensorflow-text) on every backend, as
+keras-hub's does: inside ``tf.data`` the ops run in the dataset's graph, and
+called eagerly they run as eager TensorFlow. There is one implementation of
+each algorithm; only the conversion at the edges differs:
+
+* inputs: Python lists, strings, numpy arrays, ``tf.Tensor`` / ``tf.RaggedTensor``
+  and the current backend's tensors are all accepted;
+* outputs: inside a ``tf.function`` / ``tf.data`` map they stay TensorFlow
+  tensors (ragged where the data is ragged); called eagerly, dense numeric
+  outputs become tensors of the current Keras backend, ragged ones nested
+  Python lists and strings Python ``str``.
+"""
+
+import functools
+import threading
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+_STATE = threading.local()
+
+
+def _depth():
+    return getattr(_STATE, "depth", 0)
+
+
+def is_string_dtype(dtype):
+    return tf.as_dtype(dtype) == tf.string
+
+
+def _python_to_tf(x, dtype):
+    """Python scalars / (nested) lists to a tf.Tensor or tf.RaggedTensor."""
+    if isinstance(x, (str, bytes)):
+        return tf.constant(x, dtype=tf.string)
+    if isinstance(x, (list, tuple)):
+        if len(x) == 0:
+            return tf.constant([], dtype=dtype or tf.string)
+        try:
+            array = np.asarray(x)
+        except ValueError:  # ragged nesting on numpy >= 1.24
+            array = None
+        if array is not None and array.dtype != object:
+            return _numpy_to_tf(array, dtype)
+        ragged_dtype = dtype
+        if ragged_dtype is None or not is_string_dtype(ragged_dtype):
+            flat = tf.nest.flatten(list(x))
+            if flat and isinstance(flat[0], (str, bytes)):
+                ragged_dtype = tf.string
+        return tf.ragged.constant(list(x), dtype=ragged_dtype)
+    if isinstance(x, (int, float)) and dtype is not None and not is_string_dtype(dtype):
+        return tf.convert_to_tensor(x, dtype=dtype)
+    return tf.convert_to_tensor(x, dtype=dtype)
+
+
+def _numpy_to_tf(array, dtype):
+    if array.dtype.kind in "US":
+        return tf.constant(array.astype(object).tolist(), dtype=tf.string)
+    if array.dtype == object:
+        return tf.constant(array.tolist(), dtype=tf.string)
+    if array.size == 0 and dtype is not None:
+        return tf.zeros(array.shape, dtype=dtype)
+    if (dtype is not None and array.dtype.kind in "iu"
+            and tf.as_dtype(dtype).is_integer):
+        # Python ints arrive as int64: use the layer's integer dtype.
+        return tf.convert_to_tensor(array.astype(tf.as_dtype(dtype).as_numpy_dtype))
+    return tf.convert_to_tensor(array)
+
+
+def to_tf(x, dtype=None):
+    """Converts one input (any of the accepted kinds) to a TF (ragged) tensor.
+
+    Args:
+        x: the input.
+        dtype: the dtype an empty Python list should get (``tf.string`` for
+            text, an integer dtype for ids).
+    """
+    if x is None or isinstance(x, (tf.Tensor, tf.RaggedTensor, tf.SparseTensor)):
+        return x
+    if isinstance(x, tf.Variable):
+        return tf.convert_to_tensor(x)
+    if isinstance(x, np.ndarray):
+        return _numpy_to_tf(x, dtype)
+    if isinstance(x, (list, tuple, str, bytes)):
+        return _python_to_tf(x, dtype)
+    if isinstance(x, (int, float, np.generic)):
+        return tf.convert_to_tensor(x, dtype=dtype)
+    # A tensor of the current backend (jax.Array, torch.Tensor).
+    return _numpy_to_tf(np.asarray(keras.ops.convert_to_numpy(x)), dtype)
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def from_tf(x):
+    """Converts one eager TF output to the user-facing form (see module doc)."""
+    if isinstance(x, tf.RaggedTensor):
+        return _decode(x.to_list())
+    if isinstance(x, tf.Tensor):
+        if x.dtype == tf.string:
+            return _decode(x.numpy().tolist())
+        return keras.ops.convert_to_tensor(x.numpy())
+    return x
+
+
+def preprocessing_function(fn):
+    """Wraps a method so it converts its inputs to TF and eager outputs back.
+
+    Only the outermost wrapped call converts, so a wrapped method may call
+    another wrapped method and keep working on TF tensors.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        outermost = _depth() == 0
+        dtype = getattr(self, "input_dtype", None)
+        if outermost:
+            args = tuple(tf.nest.map_structure(lambda v: to_tf(v, dtype), a)
+                         if isinstance(a, dict) else to_tf(a, dtype)
+                         for a in args)
+        _STATE.depth = _depth() + 1
+        try:
+            outputs = fn(self, *args, **kwargs)
+        finally:
+            _STATE.depth = _depth() - 1
+        if outermost and tf.executing_eagerly():
+            outputs = tf.nest.map_structure(
+                from_tf, outputs, expand_composites=False
+            )
+        return outputs
+
+    return wrapper
+
+
+class PreprocessingLayer(keras.layers.Layer):
+    """Base class of kzoo's preprocessing layers (no weights, TF ops inside).
+
+    Subclasses implement ``call`` with TensorFlow ops on TF (ragged) tensors
+    and set ``input_dtype`` (the dtype an empty Python list is read as).
+    Calling the layer converts inputs and outputs as the module docstring
+    says, on every Keras backend and inside ``tf.data``.
+    """
+
+    input_dtype = tf.int32
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trainable", False)
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def __call__(self, *args, **kwargs):
+        return preprocessing_function(type(self).call)(self, *args, **kwargs)
+
+    def compute_output_spec(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"{type(self).__name__} is a preprocessing layer: call it on data "
+            "(eagerly or inside tf.data), not inside a functional model."
+        )
+
+
+def check_type(name, value, types, what):
+    """Raises a TypeError naming the argument when ``value`` has a wrong type."""
+    if not isinstance(value, types) or isinstance(value, bool) and bool not in (
+        types if isinstance(types, tuple) else (types,)
+    ):
+        raise TypeError(
+            f"`{name}` must be {what}, got {type(value).__name__} {value!r}."
+        )
+    return value
+
+
+class RandomPreprocessingLayer(PreprocessingLayer):
+    """A preprocessing layer that draws random numbers from a seeded stream.
+
+    The stream is a ``tf.random.Generator`` made from ``seed`` the first time
+    the layer draws: a layer built with the same seed gives the same outputs
+    for the same sequence of calls, eagerly or inside a (non-parallel)
+    ``tf.data`` map. ``seed=None`` draws from a non-deterministic state.
+    """
+
+    def __init__(self, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if seed is not None:
+            check_type("seed", seed, int, "an int or None")
+        self.seed = seed
+        self._generator_holder = []  # a list keeps it out of Keras' tracking
+
+    @property
+    def generator(self):
+        if not self._generator_holder:
+            with tf.init_scope():
+                if self.seed is None:
+                    gen = tf.random.Generator.from_non_deterministic_state()
+                else:
+                    gen = tf.random.Generator.from_seed(self.seed)
+            self._generator_holder.append(gen)
+        return self._generator_holder[0]
+
+    def reset_seed(self, seed=None):
+        """Restarts the random stream (from ``seed``, or the layer's own)."""
+        if seed is not None:
+            self.seed = seed
+        self._generator_holder.clear()
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"seed": self.seed})
+        return config

@@ -1,0 +1,114 @@
+"""Writes preset folders atomically.
+
+Every save builds the complete new folder beside the target (starting from a
+copy of what the target already holds, so that saving a backbone and then a
+tokenizer into one folder composes), then swaps it into place with renames:
+a crash or an error mid-save leaves the old folder (or nothing) untouched,
+never a half-written preset.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import keras
+
+from kzoo.presets import preset_source as files
+from kzoo.presets import weights
+
+
+def _write_json(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def _metadata(backbone):
+    import kzoo
+
+    metadata = {
+        "kzoo_version": kzoo.__version__,
+        "keras_version": keras.__version__,
+        "saved_with_backend": keras.config.backend(),
+    }
+    if backbone is not None:
+        metadata["parameter_count"] = int(backbone.count_params())
+        metadata["backbone"] = type(backbone).__name__
+    return metadata
+
+
+def _readme(backbone, tokenizer, task):
+    parts = [type(x).__name__ for x in (backbone, tokenizer, task) if x is not None]
+    return (
+        "# kzoo preset\n\n"
+        f"Holds: {', '.join(parts)}.\n\n"
+        "Load with `kzoo.<Class>.from_preset(\"<this folder>\")`.\n"
+    )
+
+
+def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
+                task=None):
+    """Writes the given parts into ``preset_dir`` atomically."""
+    target = Path(preset_dir).expanduser().resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_dir():
+        raise FileExistsError(f"{target} exists and is not a folder.")
+    if tokenizer is None and preprocessor is not None:
+        tokenizer = getattr(preprocessor, "tokenizer", None)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        if target.is_dir():
+            shutil.copytree(target, tmp, dirs_exist_ok=True)
+        if backbone is not None:
+            _write_json(tmp / files.CONFIG_FILE,
+                        keras.saving.serialize_keras_object(backbone))
+            weights.save_weights(backbone, tmp / files.WEIGHTS_FILE)
+        if tokenizer is not None:
+            _write_json(tmp / files.TOKENIZER_FILE,
+                        keras.saving.serialize_keras_object(tokenizer))
+            assets = tmp / files.TOKENIZER_ASSETS_DIR
+            if assets.exists():
+                shutil.rmtree(assets)
+            assets.mkdir(parents=True)
+            tokenizer.save_assets(str(assets))
+        if preprocessor is not None:
+            _write_json(tmp / files.PREPROCESSOR_FILE,
+                        keras.saving.serialize_keras_object(preprocessor))
+        if task is not None:
+            _write_json(tmp / files.TASK_FILE,
+                        keras.saving.serialize_keras_object(task))
+            weights.save_weights(
+                task, tmp / files.TASK_WEIGHTS_FILE,
+                objects_to_skip=list(task.backbone._flatten_layers()),
+            )
+        metadata_path = tmp / files.METADATA_FILE
+        metadata = _metadata(backbone)
+        if metadata_path.exists() and backbone is None:
+            with open(metadata_path, encoding="utf-8") as f:
+                metadata = {**json.load(f), **{k: v for k, v in metadata.items()
+                                              if k != "parameter_count"}}
+        _write_json(metadata_path, metadata)
+        if not (tmp / "README.md").exists():
+            (tmp / "README.md").write_text(_readme(backbone, tokenizer, task))
+        _swap_into_place(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return str(target)
+
+
+def _swap_into_place(tmp, target):
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    os.rmdir(old)
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,164 @@
+"""Where a preset's parts come from: a kzoo preset folder, or a converter.
+
+A source answers the questions the loader asks (what backbone config, which
+weights, which tokenizer, is there a fine-tuned task) for one folder. The kzoo
+folder format (STYLE.md §6) is one source; converters for other libraries'
+formats are others, registered with ``register_converter``.
+"""
+
+import json
+from pathlib import Path
+
+import keras
+
+from kzoo.presets import weights
+from kzoo.presets.errors import PresetError
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.weights.h5"
+TOKENIZER_FILE = "tokenizer.json"
+TOKENIZER_ASSETS_DIR = "assets/tokenizer"
+PREPROCESSOR_FILE = "preprocessor.json"
+TASK_FILE = "task.json"
+TASK_WEIGHTS_FILE = "task.weights.h5"
+METADATA_FILE = "metadata.json"
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as exc:
+        raise PresetError(f"{path} is not valid JSON ({exc}).") from exc
+
+
+def check_class(obj_cls, wanted_cls, what, path):
+    if wanted_cls is not None and not issubclass(obj_cls, wanted_cls):
+        raise PresetError(
+            f"{path} holds a {obj_cls.__name__} {what}, which is not a "
+            f"{wanted_cls.__name__}. Load it with {obj_cls.__name__}.from_preset "
+            "or pick a preset of the right family."
+        )
+
+
+class PresetSource:
+    """Interface of a preset source. ``path`` is a local folder."""
+
+    #: a short name for error messages ("kzoo preset", "Hugging Face BERT")
+    format_name = "preset"
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    @classmethod
+    def matches(cls, path):
+        """True when the folder is in this source's format."""
+        raise NotImplementedError
+
+    def backbone_config(self):
+        """``keras.saving.serialize_keras_object`` form of the backbone."""
+        raise NotImplementedError
+
+    def load_backbone_weights(self, backbone):
+        raise NotImplementedError
+
+    def load_tokenizer(self, cls=None, **kwargs):
+        raise NotImplementedError
+
+    def preprocessor_config(self):
+        return None
+
+    def task_config(self):
+        return None
+
+    def load_task_weights(self, task):
+        raise PresetError(f"{self.path} holds no task weights.")
+
+
+class KzooPresetSource(PresetSource):
+    """A folder written by ``save_to_preset``."""
+
+    format_name = "kzoo preset"
+
+    @classmethod
+    def matches(cls, path):
+        config = Path(path) / CONFIG_FILE
+        if not config.is_file():
+            # A tokenizer-only preset has tokenizer.json and no config.json.
+            return (Path(path) / TOKENIZER_FILE).is_file()
+        try:
+            registered = read_json(config).get("registered_name") or ""
+        except (PresetError, AttributeError):
+            return False
+        return registered.startswith("kzoo>")
+
+    def _file(self, name, required=True):
+        path = self.path / name
+        if required and not path.is_file():
+            raise PresetError(f"The preset folder {self.path} has no {name}.")
+        return path
+
+    def backbone_config(self):
+        return read_json(self._file(CONFIG_FILE))
+
+    def load_backbone_weights(self, backbone):
+        weights.load_weights(backbone, self._file(WEIGHTS_FILE))
+
+    def load_tokenizer(self, cls=None, **kwargs):
+        config = read_json(self._file(TOKENIZER_FILE))
+        config.setdefault("config", {}).update(kwargs)
+        tokenizer = keras.saving.deserialize_keras_object(config)
+        check_class(type(tokenizer), cls, "tokenizer", self.path)
+        tokenizer.load_assets(str(self.path / TOKENIZER_ASSETS_DIR))
+        return tokenizer
+
+    def preprocessor_config(self):
+        path = self._file(PREPROCESSOR_FILE, required=False)
+        return read_json(path) if path.is_file() else None
+
+    def task_config(self):
+        path = self._file(TASK_FILE, required=False)
+        return read_json(path) if path.is_file() else None
+
+    def load_task_weights(self, task):
+        weights.load_weights(
+            task,
+            self._file(TASK_WEIGHTS_FILE),
+            objects_to_skip=list(task.backbone._flatten_layers()),
+        )
+
+
+#: converter source classes, tried in order after the kzoo format
+_CONVERTERS = []
+
+
+def register_converter(source_cls):
+    """Registers a ``PresetSource`` subclass that reads a foreign format.
+
+    Families call this at import time (e.g. the BERT family registers a
+    reader of Hugging Face BERT folders). Returns the class (a decorator).
+    """
+    if source_cls not in _CONVERTERS:
+        _CONVERTERS.append(source_cls)
+    return source_cls
+
+
+def converters():
+    return list(_CONVERTERS)
+
+
+def source_for_folder(path):
+    """The source that reads a local folder, or a PresetError saying why none."""
+    path = Path(path)
+    if KzooPresetSource.matches(path):
+        return KzooPresetSource(path)
+    for source_cls in _CONVERTERS:
+        if source_cls.matches(path):
+            return source_cls(path)
+    names = ", ".join(c.format_name for c in _CONVERTERS) or "none registered"
+    listing = ", ".join(sorted(p.name for p in path.iterdir())[:12])
+    raise PresetError(
+        f"{path} is not a kzoo preset folder (no config.json with a "
+        f"'kzoo>' registered_name) nor a format a converter reads "
+        f"(converters: {names}). It contains: {listing or 'nothing'}."
+    )

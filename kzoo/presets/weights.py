@@ -1,0 +1,52 @@
+"""Loading weight files all-or-nothing, with errors that name the shapes."""
+
+import re
+import warnings
+
+import keras
+
+from kzoo.presets.errors import PresetError
+
+_SHAPES = re.compile(
+    r"variable\.shape=(\([^)]*\)), Received: value\.shape=(\([^)]*\))"
+    r".*?Target variable: <Variable path=([^,]+),",
+    re.S,
+)
+
+
+def _explain(exc, model, path):
+    text = str(exc)
+    match = _SHAPES.search(text)
+    if match:
+        wanted, got, var = match.groups()
+        return (
+            f"The weights in {path} do not match the {type(model).__name__} "
+            f"built from its config: variable {var} has shape {wanted} in the "
+            f"model but {got} in the file. Check that the config and the "
+            "weights come from the same checkpoint."
+        )
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return (
+        f"Could not load the weights in {path} into {type(model).__name__} "
+        f"({first}). The file may be corrupt or saved from another config."
+    )
+
+
+def load_weights(model, path, objects_to_skip=None):
+    """Loads a Keras ``.weights.h5`` file into ``model``; on any failure the
+    model keeps the weights it had and a ``PresetError`` explains why."""
+    snapshot = [keras.ops.convert_to_numpy(v) for v in model.weights]
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Skipping nested container")
+            keras.saving.load_weights(
+                model, str(path), objects_to_skip=objects_to_skip
+            )
+    except Exception as exc:  # noqa: BLE001 — re-raised with context below
+        for variable, value in zip(model.weights, snapshot):
+            variable.assign(value)
+        raise PresetError(_explain(exc, model, path)) from exc
+
+
+def save_weights(model, path, objects_to_skip=None):
+    keras.saving.save_weights(model, str(path), objects_to_skip=objects_to_skip)

@@ -1,0 +1,10 @@
+"""Small shared test helpers (used by tests/ on every backend)."""
+
+from kzoo.testing.test_case import (  # noqa: F401
+    assert_all_equal,
+    assert_allclose,
+    run_backbone_test,
+    run_preprocessing_layer_test,
+    run_saving_test,
+    to_numpy,
+)
