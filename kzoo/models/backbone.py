@@ -44,11 +44,6 @@ class Backbone(keras.Model):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(**config)
 
-    @property
-    def token_embedding(self):
-        """The token embedding layer (used for tied output heads)."""
-        return getattr(self, "_token_embedding_layer", None)
-
     @classmethod
     def from_preset(cls, preset, load_weights=True, **config_overrides):
         """Builds a backbone from a preset name, preset folder or checkpoint.

@@ -17,7 +17,8 @@ def _is_raw_text(x):
         return True
     if isinstance(leaf, np.ndarray):
         return leaf.dtype.kind in "USO"
-    if isinstance(leaf, (tf.Tensor, tf.RaggedTensor)):
+    if isinstance(leaf, (tf.Tensor, tf.RaggedTensor, tf.TensorSpec,
+                         tf.RaggedTensorSpec)):
         return leaf.dtype == tf.string
     if isinstance(leaf, (list, tuple)) and leaf:
         return _is_raw_text(leaf[0])
@@ -87,7 +88,8 @@ class Task(keras.Model):
         return cls(**config)
 
     # --- data ---
-    def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None):
+    def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                            shuffle=False):
         """Raw data → a batched tf.data.Dataset with the preprocessor mapped."""
         if isinstance(x, tf.data.Dataset):
             ds = x
@@ -97,7 +99,10 @@ class Task(keras.Model):
             )
             ds = tf.data.Dataset.from_tensor_slices(
                 items if len(items) > 1 else items[0]
-            ).batch(batch_size or 32)
+            )
+            if shuffle:
+                ds = ds.shuffle(ds.cardinality(), reshuffle_each_iteration=True)
+            ds = ds.batch(batch_size or 32)
 
         preprocessor = self.preprocessor
 
@@ -118,10 +123,14 @@ class Task(keras.Model):
         return _is_raw_text(x)
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
-            validation_data=None, **kwargs):
+            validation_data=None, shuffle=True, **kwargs):
         if self._needs_preprocessing(x):
-            x = self._preprocess_dataset(x, y, sample_weight, batch_size)
-            y = sample_weight = batch_size = None
+            raw_dataset = isinstance(x, tf.data.Dataset)
+            x = self._preprocess_dataset(
+                x, y, sample_weight, batch_size, shuffle=shuffle and not raw_dataset
+            )
+            y = sample_weight = None
+            shuffle = False  # done above, or the dataset's own business
         if validation_data is not None and self._needs_preprocessing(
             validation_data if isinstance(validation_data, tf.data.Dataset)
             else validation_data[0]
@@ -132,8 +141,10 @@ class Task(keras.Model):
                 validation_data = self._preprocess_dataset(
                     *validation_data, batch_size=batch_size
                 )
+        if isinstance(x, tf.data.Dataset):
+            batch_size = None
         return super().fit(x=x, y=y, batch_size=batch_size,
-                           sample_weight=sample_weight,
+                           sample_weight=sample_weight, shuffle=shuffle,
                            validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,

@@ -81,7 +81,7 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
                         keras.saving.serialize_keras_object(task))
             weights.save_weights(
                 task, tmp / files.TASK_WEIGHTS_FILE,
-                objects_to_skip=list(task.backbone._flatten_layers()),
+                objects_to_skip=_not_head(task),
             )
         metadata_path = tmp / files.METADATA_FILE
         metadata = _metadata(backbone)
@@ -97,6 +97,14 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return str(target)
+
+
+def _not_head(task):
+    """What task.weights.h5 leaves out: the backbone and the optimizer."""
+    skip = list(task.backbone._flatten_layers())
+    if getattr(task, "optimizer", None) is not None:
+        skip.append(task.optimizer)
+    return skip
 
 
 def _swap_into_place(tmp, target):

@@ -121,10 +121,12 @@ class KzooPresetSource(PresetSource):
         return read_json(path) if path.is_file() else None
 
     def load_task_weights(self, task):
+        from kzoo.presets import preset_saver
+
         weights.load_weights(
             task,
             self._file(TASK_WEIGHTS_FILE),
-            objects_to_skip=list(task.backbone._flatten_layers()),
+            objects_to_skip=preset_saver._not_head(task),
         )
 
 

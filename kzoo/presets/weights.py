@@ -14,8 +14,56 @@ _SHAPES = re.compile(
 )
 
 
+def _file_shapes(group):
+    shapes = []
+    group.visititems(
+        lambda name, obj: shapes.append(tuple(obj.shape))
+        if hasattr(obj, "shape") else None
+    )
+    return sorted(shapes)
+
+
+def _shape_mismatches(model, path):
+    """Per top-level layer, the variable shapes the model and the file hold."""
+    import h5py
+
+    from keras.src.utils.naming import to_snake_case
+
+    lines, used = [], {}
+    try:
+        with h5py.File(path, "r") as f:
+            for layer in model.layers:
+                # Keras names each layer's group by its class, in order.
+                key = to_snake_case(type(layer).__name__)
+                if key in used:
+                    used[key] += 1
+                    key = f"{key}_{used[key]}"
+                else:
+                    used[key] = 0
+                wanted = sorted(tuple(v.shape) for v in layer.weights)
+                group = f.get(f"layers/{key}")
+                got = _file_shapes(group) if group is not None else None
+                if got is None and wanted:
+                    lines.append(f"layer {layer.name!r} is missing from the file")
+                elif got is not None and got != wanted:
+                    lines.append(
+                        f"layer {layer.name!r} has shapes {wanted} in the model "
+                        f"but {got} in the file"
+                    )
+    except OSError:
+        return None
+    return lines
+
+
 def _explain(exc, model, path):
     text = str(exc)
+    mismatches = _shape_mismatches(model, path)
+    if mismatches:
+        return (
+            f"The weights in {path} do not match the {type(model).__name__} "
+            f"built from its config: " + "; ".join(mismatches) + ". Check that "
+            "the config and the weights come from the same checkpoint."
+        )
     match = _SHAPES.search(text)
     if match:
         wanted, got, var = match.groups()

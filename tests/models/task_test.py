@@ -1,0 +1,97 @@
+"""Backbone / Preprocessor / Task base classes through a tiny toy family."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kzoo.presets.errors import PresetError
+from kzoo.testing import assert_allclose, run_backbone_test, run_saving_test
+from tests.toy_models import ToyBackbone, ToyClassifier, toy_classifier
+
+TEXTS = ["good movie", "great film", "bad movie", "awful film",
+         "good great film", "bad awful movie", "", "unknown words here"]
+LABELS = np.array([1, 1, 0, 0, 1, 0, 0, 0])
+
+
+def test_backbone_basics():
+    inputs = {"token_ids": np.array([[2, 3, 0]], "int32"),
+              "padding_mask": np.array([[True, True, False]])}
+    run_backbone_test(
+        ToyBackbone, {"vocabulary_size": 8, "hidden_dim": 4}, inputs,
+        expected_output_shape={"sequence_output": (1, 3, 4), "pooled_output": (1, 4)},
+    )
+
+
+def test_fit_predict_on_raw_strings():
+    model = toy_classifier()
+    history = model.fit(TEXTS, LABELS, batch_size=4, epochs=8, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    logits = keras.ops.convert_to_numpy(model.predict(TEXTS, verbose=0))
+    assert logits.shape == (len(TEXTS), 2)
+    # Trained on the sentiment words, it separates the clear cases.
+    assert (logits[:6].argmax(-1) == LABELS[:6]).mean() >= 5 / 6
+    metrics = model.evaluate(TEXTS, LABELS, batch_size=4, verbose=0,
+                             return_dict=True)
+    assert set(metrics) >= {"loss", "accuracy"}
+
+
+def test_fit_on_a_tf_data_pipeline_of_raw_batches():
+    model = toy_classifier()
+    ds = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).batch(4)
+    model.fit(ds, epochs=1, verbose=0, validation_data=ds)
+    model.fit(TEXTS, LABELS, batch_size=4, epochs=1, verbose=0,
+              validation_data=(TEXTS, LABELS))
+
+
+def test_task_keras_file_round_trip(tmp_path):
+    model = toy_classifier()
+    x = model.preprocessor(TEXTS)
+    restored = run_saving_test(model, x, tmp_path)
+    # The tokenizer's vocabulary travelled in the .keras file.
+    assert restored.preprocessor.tokenizer.get_vocabulary() == \
+        model.preprocessor.tokenizer.get_vocabulary()
+
+
+def test_task_preset_round_trip(tmp_path):
+    model = toy_classifier(num_classes=3)
+    model.fit(TEXTS, LABELS, epochs=1, verbose=0)
+    expected = keras.ops.convert_to_numpy(model.predict(TEXTS, verbose=0))
+    model.save_to_preset(tmp_path / "toy")
+    names = set(os.listdir(tmp_path / "toy"))
+    assert {"config.json", "model.weights.h5", "tokenizer.json", "assets",
+            "preprocessor.json", "task.json", "task.weights.h5",
+            "metadata.json", "README.md"} <= names
+    restored = ToyClassifier.from_preset(str(tmp_path / "toy"))
+    assert_allclose(restored.predict(TEXTS, verbose=0), expected, atol=1e-6)
+    # Asked for another head size, the saved head is refused by name ...
+    with pytest.raises(PresetError, match="num_classes=3.*num_classes=2"):
+        ToyClassifier.from_preset(str(tmp_path / "toy"), num_classes=2)
+    # ... unless a fresh head is asked for, on the saved backbone.
+    fresh = ToyClassifier.from_preset(str(tmp_path / "toy"), num_classes=2,
+                                      load_task_head=False)
+    assert_allclose(fresh.backbone.get_weights()[0],
+                    model.backbone.get_weights()[0])
+    # The preprocessor override reaches the preprocessor, not the task.
+    longer = ToyClassifier.from_preset(str(tmp_path / "toy"), sequence_length=9)
+    assert longer.preprocessor.sequence_length == 9
+
+
+def test_backbone_preset_without_task(tmp_path):
+    model = toy_classifier()
+    model.backbone.save_to_preset(tmp_path / "bb")
+    model.preprocessor.tokenizer.save_to_preset(tmp_path / "bb")
+    # Saving the tokenizer second kept the backbone files (saves compose).
+    backbone = ToyBackbone.from_preset(str(tmp_path / "bb"))
+    for a, b in zip(backbone.get_weights(), model.backbone.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    task = ToyClassifier.from_preset(str(tmp_path / "bb"), num_classes=4)
+    assert keras.ops.shape(task.predict(TEXTS[:2], verbose=0)) == (2, 4)
+    random_init = ToyBackbone.from_preset(str(tmp_path / "bb"), load_weights=False)
+    assert not np.allclose(random_init.get_weights()[0],
+                           model.backbone.get_weights()[0])
+    overridden = ToyBackbone.from_preset(str(tmp_path / "bb"), hidden_dim=6,
+                                         load_weights=False)
+    assert overridden.hidden_dim == 6
