@@ -1,0 +1,54 @@
+"""Real corpora and evaluation sets shipped inside the gensim wheel.
+
+gensim's ``gensim/test/test_data/`` holds (among others) the Google analogy
+questions, WordSim-353, SimLex-999, the Lee news corpus, an English Wikipedia
+excerpt and 200 labelled Pang & Lee movie-review sentences. Installing gensim
+(``pip install gensim``, part of kzoo's ``test`` extra) makes them available
+offline.
+"""
+
+import importlib.util
+import os
+
+
+def gensim_test_data_path(name=""):
+    """Path of a file in gensim's test data (raises with the install command)."""
+    spec = importlib.util.find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "This data ships inside the gensim package, which is not installed. "
+            "Install it with: pip install gensim (or pip install -e '.[test]')."
+        )
+    root = os.path.join(list(spec.submodule_search_locations)[0], "test", "test_data")
+    path = os.path.join(root, name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"gensim's test data has no {name!r} (looked in {root}).")
+    return path
+
+
+def pang_lee_polarity():
+    """The 200 labelled movie-review sentences of Pang & Lee (gensim's copy).
+
+    The file has a few bytes that are not UTF-8; they become U+FFFD.
+
+    Returns:
+        (texts, labels): a list of 200 str and a list of int, 1 = positive,
+        0 = negative (100 each).
+    """
+    texts, labels = [], []
+    with open(gensim_test_data_path("pang_lee_polarity.cor"), encoding="utf-8",
+              errors="replace") as f:
+        for line in f:
+            label, _, text = line.strip().partition(" ")
+            if label not in ("__label__pos", "__label__neg"):
+                continue
+            texts.append(text)
+            labels.append(1 if label == "__label__pos" else 0)
+    return texts, labels
+
+
+def lee_background():
+    """The Lee news corpus: 300 short articles, one str each (lowercased)."""
+    with open(gensim_test_data_path("lee_background.cor"), encoding="utf-8",
+              errors="replace") as f:
+        return [line.strip() for line in f if line.strip()]

@@ -1,0 +1,46 @@
+"""House rules that a reviewer would otherwise have to catch by eye."""
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKEND_IMPORT = re.compile(
+    r"^\s*(import|from)\s+(tensorflow|jax|torch)\b|keras\.config\.backend\(\)", re.M
+)
+# Data handling may use TensorFlow (tf.data, tf-text) on every backend.
+DATA_FILES = re.compile(r"(preprocessor|tokenizer|converter)\.py$|^kzoo/models/task\.py$")
+
+
+def test_model_code_uses_keras_ops_only():
+    offenders = []
+    for path in sorted((ROOT / "kzoo").glob("**/*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(("kzoo/layers/", "kzoo/models/")) or DATA_FILES.search(rel):
+            continue
+        if BACKEND_IMPORT.search(path.read_text()):
+            offenders.append(rel)
+    assert not offenders, f"backend-specific code in model files: {offenders}"
+
+
+def test_every_package_is_shipped():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = {
+        path.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for path in (ROOT / "kzoo").glob("**/__init__.py")
+    }
+    assert found <= listed, f"add to pyproject packages: {sorted(found - listed)}"
+
+
+def test_one_class_per_public_module_file_name():
+    # STYLE.md: the file name is the class name in snake_case.
+    offenders = []
+    for path in sorted((ROOT / "kzoo").glob("**/*.py")):
+        for name in re.findall(r'@kzoo_export\("kzoo\.[\w.]*?\.?(\w+)"\)\s*\nclass (\w+)',
+                               path.read_text()):
+            cls = name[1]
+            snake = re.sub(r"(?<!^)(?=[A-Z][a-z])|(?<=[a-z])(?=[A-Z])", "_", cls.replace("Word2Vec", "Word2vec")).lower()
+            if path.stem != snake and path.stem not in ("backbone", "task", "preprocessor"):
+                offenders.append(f"{path.relative_to(ROOT)}: {cls}")
+    assert not offenders, offenders
