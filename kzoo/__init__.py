@@ -12,4 +12,5 @@ from kzoo.models.preprocessor import Preprocessor  # noqa: E402,F401
 from kzoo.models.task import Task  # noqa: E402,F401
 from kzoo.presets import list_presets  # noqa: E402,F401
 from kzoo.presets.errors import OfflineError, PresetError  # noqa: E402,F401
+from kzoo import preprocessing, tokenizers  # noqa: E402,F401
 from kzoo.tokenizers.tokenizer import Tokenizer  # noqa: E402,F401

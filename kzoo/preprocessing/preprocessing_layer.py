@@ -27,6 +27,17 @@ def _depth():
     return getattr(_STATE, "depth", 0)
 
 
+def to_valid_utf8(inputs):
+    """Replaces bytes that are not valid UTF-8 with U+FFFD (never fails)."""
+    return tf.strings.unicode_transcode(
+        inputs,
+        input_encoding="UTF-8",
+        output_encoding="UTF-8",
+        errors="replace",
+        replacement_char=0xFFFD,
+    )
+
+
 def is_string_dtype(dtype):
     return tf.as_dtype(dtype) == tf.string
 
@@ -44,11 +55,13 @@ def _python_to_tf(x, dtype):
             array = None
         if array is not None and array.dtype != object:
             return _numpy_to_tf(array, dtype)
+        # The data decides between text and numbers; ``dtype`` picks the width.
+        flat = tf.nest.flatten(list(x))
         ragged_dtype = dtype
-        if ragged_dtype is None or not is_string_dtype(ragged_dtype):
-            flat = tf.nest.flatten(list(x))
-            if flat and isinstance(flat[0], (str, bytes)):
-                ragged_dtype = tf.string
+        if flat and isinstance(flat[0], (str, bytes)):
+            ragged_dtype = tf.string
+        elif flat and dtype is not None and is_string_dtype(dtype):
+            ragged_dtype = tf.int32 if isinstance(flat[0], (int, np.integer)) else None
         return tf.ragged.constant(list(x), dtype=ragged_dtype)
     if isinstance(x, (int, float)) and dtype is not None and not is_string_dtype(dtype):
         return tf.convert_to_tensor(x, dtype=dtype)
@@ -105,7 +118,8 @@ def from_tf(x):
         return _decode(x.to_list())
     if isinstance(x, tf.Tensor):
         if x.dtype == tf.string:
-            return _decode(x.numpy().tolist())
+            value = x.numpy()
+            return _decode(value.tolist() if isinstance(value, np.ndarray) else value)
         return keras.ops.convert_to_tensor(x.numpy())
     return x
 
@@ -181,8 +195,9 @@ def check_type(name, value, types, what):
 class RandomPreprocessingLayer(PreprocessingLayer):
     """A preprocessing layer that draws random numbers from a seeded stream.
 
-    The stream is a ``tf.random.Generator`` made from ``seed`` the first time
-    the layer draws: a layer built with the same seed gives the same outputs
+    The stream is a ``tf.random.Generator`` (Philox) keyed by ``seed`` the
+    first time the layer draws (keyed, not counter-offset, so that nearby
+    seeds give independent streams): a layer built with the same seed gives the same outputs
     for the same sequence of calls, eagerly or inside a (non-parallel)
     ``tf.data`` map. ``seed=None`` draws from a non-deterministic state.
     """
@@ -201,7 +216,9 @@ class RandomPreprocessingLayer(PreprocessingLayer):
                 if self.seed is None:
                     gen = tf.random.Generator.from_non_deterministic_state()
                 else:
-                    gen = tf.random.Generator.from_seed(self.seed)
+                    gen = tf.random.Generator.from_key_counter(
+                        key=self.seed, counter=[0, 0], alg="philox"
+                    )
             self._generator_holder.append(gen)
         return self._generator_holder[0]
 

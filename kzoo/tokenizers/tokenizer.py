@@ -8,20 +8,10 @@ from kzoo.preprocessing.preprocessing_layer import (
     PreprocessingLayer,
     check_type,
     preprocessing_function,
+    to_valid_utf8,  # noqa: F401 (re-exported for tokenizers)
 )
 
 VOCABULARY_FILE = "vocabulary.txt"
-
-
-def to_valid_utf8(inputs):
-    """Replaces bytes that are not valid UTF-8 with U+FFFD (never fails)."""
-    return tf.strings.unicode_transcode(
-        inputs,
-        input_encoding="UTF-8",
-        output_encoding="UTF-8",
-        errors="replace",
-        replacement_char=0xFFFD,
-    )
 
 
 def read_lines(path):
@@ -92,7 +82,8 @@ class Tokenizer(PreprocessingLayer):
         index = getattr(self, "_token_index", None)
         if index is None or len(index) != self.vocabulary_size():
             index = {t: i for i, t in enumerate(self.get_vocabulary())}
-            self._token_index = index
+            # Plain attribute: Keras' tracking would wrap and copy the dict.
+            object.__setattr__(self, "_token_index", index)
         if token not in index:
             raise KeyError(f"Token {token!r} is not in the vocabulary.")
         return index[token]

@@ -1,0 +1,179 @@
+"""ELMo's character encoding of tokens (bilm-tf, AllenNLP, TF-Hub ELMo)."""
+
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer
+from kzoo.preprocessing.preprocessing_layer import check_type
+
+# Character ids 0-255 are UTF-8 bytes; these are ELMo's special characters.
+BEGIN_OF_SENTENCE = 256
+END_OF_SENTENCE = 257
+BEGIN_OF_WORD = 258
+END_OF_WORD = 259
+PADDING = 260
+# Tokens that are encoded as the sentence boundaries, as in bilm-tf/AllenNLP.
+BOS_TOKEN = "<S>"
+EOS_TOKEN = "</S>"
+
+
+@kzoo_export("kzoo.preprocessing.CharacterIds")
+class CharacterIds(PreprocessingLayer):
+    """Encodes each token as ELMo's `max_word_length` character ids.
+
+    The encoding of AllenNLP's `ELMoCharacterMapper` and bilm-tf's
+    `UnicodeCharsVocabulary` (which TF-Hub's ELMo was trained with): a token
+    becomes begin-of-word (258), its UTF-8 bytes cut to
+    `max_word_length - 2`, end-of-word (259), then padding (260) up to
+    `max_word_length`. The tokens `<S>` and `</S>` are the sentence
+    boundaries: begin-of-word, 256 (or 257), end-of-word, padding. Every id
+    is then shifted by +1, so that 0 is free for positions past the end of a
+    sentence, whose rows are all zeros.
+
+    With `add_sentence_boundaries=True`, `<S>` and `</S>` are put around each
+    sentence, as bilm-tf's `Batcher` does. AllenNLP's `batch_to_ids` does not
+    (its `Elmo` module adds them inside the model), hence the default False.
+
+    Args:
+        max_word_length: int. Character ids per token (50 for every
+            released ELMo); words longer than `max_word_length - 2` bytes are
+            cut, possibly inside a multi-byte character, as ELMo does.
+        add_sentence_boundaries: bool. Add `<S>`/`</S>` around each sentence.
+        sequence_length: int or None. If set, pad or truncate every sentence
+            to this many tokens (boundaries included; truncation drops
+            words, never the boundaries).
+
+    Call arguments:
+        inputs: a sentence or a batch of sentences (strings, split on ASCII
+            whitespace after invalid UTF-8 is replaced by U+FFFD), or
+            already split tokens: a ragged `[batch, None]` string tensor or
+            a list of lists of str.
+
+    Returns:
+        A dict with `character_ids`, int32 `[batch, tokens, max_word_length]`
+        (`tokens` is `sequence_length` or the longest sentence), and
+        `padding_mask`, bool `[batch, tokens]`, True on real tokens. For one
+        sentence (a scalar string) the batch axis is dropped.
+
+    Example:
+    >>> layer = kzoo.preprocessing.CharacterIds(max_word_length=6)
+    >>> out = layer(["hi there", "a"])
+    >>> ops.convert_to_numpy(out["character_ids"]).tolist()[1]
+    [[259, 98, 260, 261, 261, 261], [0, 0, 0, 0, 0, 0]]
+    >>> ops.convert_to_numpy(out["padding_mask"]).tolist()
+    [[True, True], [True, False]]
+    >>> layer = kzoo.preprocessing.CharacterIds(
+    ...     max_word_length=6, add_sentence_boundaries=True)
+    >>> ops.convert_to_numpy(layer("a")["character_ids"]).tolist()
+    [[259, 257, 260, 261, 261, 261], [259, 98, 260, 261, 261, 261], [259, 258, 260, 261, 261, 261]]
+
+    Reference:
+        - [Peters et al., 2018](https://arxiv.org/abs/1802.05365) (ELMo).
+        - [bilm-tf](https://github.com/allenai/bilm-tf), `bilm/data.py`.
+    """
+
+    input_dtype = tf.string
+
+    def __init__(
+        self,
+        max_word_length=50,
+        add_sentence_boundaries=False,
+        sequence_length=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_type("max_word_length", max_word_length, int, "an int >= 3")
+        if max_word_length < 3:
+            raise ValueError(
+                f"`max_word_length` must be >= 3 (begin, end of word and one "
+                f"byte), got {max_word_length}."
+            )
+        check_type(
+            "add_sentence_boundaries", add_sentence_boundaries, bool, "a bool"
+        )
+        if sequence_length is not None:
+            check_type("sequence_length", sequence_length, int, "an int or None")
+            minimum = 2 if add_sentence_boundaries else 0
+            if sequence_length < minimum:
+                raise ValueError(
+                    f"`sequence_length` must be >= {minimum}, got {sequence_length}."
+                )
+        self.max_word_length = max_word_length
+        self.add_sentence_boundaries = add_sentence_boundaries
+        self.sequence_length = sequence_length
+
+    def _encode(self, tokens):
+        """A 1-D string tensor of tokens → `[n, max_word_length]` ids (+1)."""
+        max_bytes = self.max_word_length - 2
+        cut = tf.strings.substr(tokens, 0, max_bytes, unit="BYTE")
+        length = tf.strings.length(cut)[:, tf.newaxis]
+        chars = tf.cast(tf.io.decode_raw(cut, tf.uint8, fixed_length=max_bytes),
+                        tf.int32)
+        # Column p holds byte p - 1, so shift the bytes right by one.
+        chars = tf.pad(chars, [[0, 0], [1, 1]])
+        position = tf.range(self.max_word_length)[tf.newaxis, :]
+        ids = tf.where(position <= length, chars, PADDING)
+        ids = tf.where(position == length + 1, END_OF_WORD, ids)
+        boundary = tf.where(tokens == BOS_TOKEN, BEGIN_OF_SENTENCE, END_OF_SENTENCE)
+        is_boundary = (tokens == BOS_TOKEN) | (tokens == EOS_TOKEN)
+        ids = tf.where(
+            is_boundary[:, tf.newaxis],
+            tf.where(position == 1, boundary[:, tf.newaxis],
+                     tf.where(position == 2, END_OF_WORD, PADDING)),
+            ids,
+        )
+        ids = tf.where(position == 0, BEGIN_OF_WORD, ids)
+        return ids + 1
+
+    def call(self, inputs):
+        from kzoo.preprocessing.preprocessing_layer import to_valid_utf8
+
+        if inputs.dtype != tf.string:
+            raise TypeError(
+                f"`inputs` must be strings (sentences or split tokens), got "
+                f"dtype {inputs.dtype.name}."
+            )
+        rank = inputs.shape.rank
+        if rank == 0:
+            outputs = self.call(inputs[tf.newaxis])
+            return {key: value[0] for key, value in outputs.items()}
+        inputs = tf.ragged.map_flat_values(to_valid_utf8, inputs)
+        if rank == 1:
+            tokens = tf.strings.split(inputs)
+        elif rank == 2:
+            tokens = inputs
+            if not isinstance(tokens, tf.RaggedTensor):
+                tokens = tf.RaggedTensor.from_tensor(tokens)
+        else:
+            raise ValueError(
+                "`inputs` must be a sentence, a batch of sentences or a batch "
+                f"of token lists (rank 0, 1 or 2), got rank {rank}."
+            )
+        if self.add_sentence_boundaries:
+            if self.sequence_length is not None:
+                tokens = tokens[:, : self.sequence_length - 2]
+            batch = tokens.nrows()
+            tokens = tf.concat(
+                [tf.fill([batch, 1], BOS_TOKEN), tokens,
+                 tf.fill([batch, 1], EOS_TOKEN)],
+                axis=1,
+            )
+        ids = tokens.with_flat_values(self._encode(tokens.flat_values))
+        shape = [None, self.sequence_length, self.max_word_length]
+        character_ids = ids.to_tensor(default_value=0, shape=shape)
+        lengths = tokens.row_lengths()
+        if self.sequence_length is not None:
+            lengths = tf.minimum(lengths, self.sequence_length)
+        padding_mask = tf.sequence_mask(
+            lengths, maxlen=tf.shape(character_ids)[1]
+        )
+        return {"character_ids": character_ids, "padding_mask": padding_mask}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "max_word_length": self.max_word_length,
+            "add_sentence_boundaries": self.add_sentence_boundaries,
+            "sequence_length": self.sequence_length,
+        })
+        return config

@@ -1,0 +1,220 @@
+"""word2vec's skip-gram training pairs with negative samples, per batch."""
+
+import numpy as np
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
+from kzoo.preprocessing.preprocessing_layer import check_type
+
+
+def _check_counts(counts):
+    try:
+        array = np.asarray(counts, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if (array is None or array.ndim != 1 or array.size == 0
+            or not np.all(np.isfinite(array)) or np.any(array < 0)):
+        raise ValueError(
+            "`counts` must be a non-empty 1-D list or array of non-negative "
+            f"word counts indexed by id, got {counts!r:.80}."
+        )
+    return tuple(np.asarray(counts).tolist())
+
+
+@kzoo_export("kzoo.preprocessing.SkipGramSampler")
+class SkipGramSampler(RandomPreprocessingLayer):
+    """Turns a batch of token-id sentences into word2vec skip-gram examples.
+
+    The steps of word2vec.c (which gensim follows), on each batch:
+
+    1. Ids in `skip_ids` and ids with a count of 0 are removed, as
+       word2vec.c removes unknown words. With `sample > 0`, every other
+       token is kept with probability
+       `min(1, (sqrt(f / (sample * total)) + 1) * sample * total / f)`, where
+       `f = counts[id]` and `total` is the sum of the counts (those of
+       `skip_ids` excluded). Windows are taken after the removal, so they
+       span over removed tokens.
+    2. Each remaining position `i` of a sentence gets a radius `r_i`, drawn
+       uniformly from `1..window` when `shrink_window`, else `window`; it
+       yields the pairs `(center=tokens[i], context=tokens[j])` for
+       `0 < |i - j| <= r_i` inside the sentence, in order of `i` then `j`.
+    3. Each pair gets `negative` ids drawn from `counts ** 0.75`
+       (normalised; `skip_ids` and 0-count ids are never drawn). A negative
+       may equal the pair's context (word2vec.c skips such draws; a model
+       can mask them with `negatives != context[:, None]`).
+
+    Only one batch of pairs exists at a time: map the sampler over batched
+    sentences in `tf.data`, then `unbatch()` (and `batch()` again) the pairs.
+    All randomness comes from the layer's seeded generator.
+
+    Args:
+        counts: list or 1-D array of word counts indexed by token id (such as
+            `compute_word_vocabulary`'s counts).
+        window: int. Maximum distance between a center and a context word.
+        negative: int. Negative samples per pair (0 for none).
+        sample: float. Subsampling threshold of frequent words (0 disables
+            it); word2vec.c's default is 1e-3.
+        shrink_window: bool. Draw each center's radius from `1..window`.
+        skip_ids: tuple of int. Ids removed before windowing, such as the
+            out-of-vocabulary and padding ids.
+        seed: int or None. Seed of the random stream.
+
+    Call arguments:
+        inputs: token ids, a ragged `[batch, None]` tensor, a list of lists
+            of ints, a dense `[batch, length]` array, or one 1-D sentence.
+
+    Returns:
+        A dict of int32 tensors, flat over the batch: `center` `[pairs]`,
+        `context` `[pairs]` and `negatives` `[pairs, negative]`.
+
+    Example:
+    >>> sampler = kzoo.preprocessing.SkipGramSampler(
+    ...     counts=[0, 5, 3, 2], window=1, negative=2, sample=0.0,
+    ...     shrink_window=False, seed=1)
+    >>> out = sampler([[1, 2, 3], [2, 0, 1]])
+    >>> ops.convert_to_numpy(out["center"]).tolist()
+    [1, 2, 2, 3, 2, 1]
+    >>> ops.convert_to_numpy(out["context"]).tolist()
+    [2, 1, 3, 2, 1, 2]
+    >>> tuple(out["negatives"].shape)
+    (6, 2)
+
+    Reference:
+        - [Mikolov et al., 2013](https://arxiv.org/abs/1310.4546) (negative
+          sampling, subsampling of frequent words).
+        - [word2vec.c](https://code.google.com/archive/p/word2vec/).
+    """
+
+    input_dtype = tf.int32
+
+    def __init__(
+        self,
+        counts,
+        window=5,
+        negative=5,
+        sample=1e-3,
+        shrink_window=True,
+        skip_ids=(),
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(seed=seed, **kwargs)
+        # A plain attribute: Keras and TF would track a tuple element by
+        # element (seconds for a 1M-word vocabulary).
+        object.__setattr__(self, "counts", _check_counts(counts))
+        size = len(self.counts)
+        check_type("window", window, int, "a positive int")
+        check_type("negative", negative, int, "a non-negative int")
+        check_type("sample", sample, (int, float), "a non-negative float")
+        check_type("shrink_window", shrink_window, bool, "a bool")
+        if window < 1 or negative < 0 or sample < 0:
+            raise ValueError(
+                "`window` must be >= 1, `negative` >= 0 and `sample` >= 0, got "
+                f"window={window}, negative={negative}, sample={sample}."
+            )
+        skip_ids = tuple(skip_ids)
+        for i in skip_ids:
+            check_type("skip_ids", i, int, "a tuple of ints")
+            if not 0 <= i < size:
+                raise ValueError(
+                    f"`skip_ids` has id {i}, outside [0, {size}) (the ids of "
+                    "`counts`)."
+                )
+        self.window = window
+        self.negative = negative
+        self.sample = float(sample)
+        self.shrink_window = shrink_window
+        self.skip_ids = skip_ids
+
+        f = np.asarray(self.counts, dtype=np.float64)
+        f[list(skip_ids)] = 0.0
+        if not np.any(f > 0):
+            raise ValueError(
+                "`counts` has no positive count outside `skip_ids`: nothing "
+                "could be sampled."
+            )
+        keep = (f > 0).astype(np.float64)
+        if self.sample > 0:
+            threshold = self.sample * f.sum()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = (np.sqrt(f / threshold) + 1.0) * threshold / f
+            keep = np.where(f > 0, np.minimum(ratio, 1.0), 0.0)
+        weights = f**0.75
+        cdf = np.cumsum(weights) / weights.sum()
+        cdf[np.flatnonzero(weights)[-1]:] = 1.0
+        with tf.init_scope():
+            self._keep_probability = tf.constant(keep, tf.float64)
+            self._negative_cdf = tf.constant(cdf, tf.float64)
+
+    def call(self, inputs):
+        if not inputs.dtype.is_integer:
+            raise TypeError(
+                f"`inputs` must be integer token ids, got dtype {inputs.dtype.name}."
+            )
+        rank = inputs.shape.rank
+        if rank == 1:
+            inputs = inputs[tf.newaxis]
+        elif rank != 2:
+            raise ValueError(
+                "`inputs` must be a batch of token-id sentences (rank 2) or "
+                f"one sentence (rank 1), got rank {rank}."
+            )
+        ids = tf.cast(inputs, tf.int32)
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        size = len(self.counts)
+        with tf.control_dependencies([
+            tf.debugging.assert_non_negative(
+                ids.flat_values, message="`inputs` has negative token ids."),
+            tf.debugging.assert_less(
+                ids.flat_values, size,
+                message=f"`inputs` has ids >= len(counts) = {size}."),
+        ]):
+            keep = tf.gather(self._keep_probability, ids.flat_values)
+        if self.sample > 0:
+            draws = self.generator.uniform(tf.shape(keep), dtype=tf.float64)
+            keep = draws < keep
+        else:
+            keep = keep > 0
+        kept = tf.ragged.boolean_mask(ids, ids.with_flat_values(keep))
+
+        tokens = kept.flat_values
+        n = tf.shape(tokens)[0]
+        rows = kept.value_rowids()
+        index = tf.range(n)
+        position = index - tf.cast(tf.gather(kept.row_starts(), rows), tf.int32)
+        length = tf.cast(tf.gather(kept.row_lengths(), rows), tf.int32)
+        if self.shrink_window:
+            radius = self.generator.uniform(
+                [n], minval=1, maxval=self.window + 1, dtype=tf.int32)
+        else:
+            radius = tf.fill([n], self.window)
+        offsets = tf.concat(
+            [tf.range(-self.window, 0), tf.range(1, self.window + 1)], axis=0)
+        target = position[:, None] + offsets[None, :]
+        valid = ((target >= 0) & (target < length[:, None])
+                 & (tf.abs(offsets)[None, :] <= radius[:, None]))
+        center = tf.boolean_mask(
+            tf.broadcast_to(tokens[:, None], tf.shape(valid)), valid)
+        context = tf.gather(
+            tokens, tf.boolean_mask(index[:, None] + offsets[None, :], valid))
+
+        draws = self.generator.uniform(
+            [tf.shape(center)[0] * self.negative], dtype=tf.float64)
+        negatives = tf.searchsorted(
+            self._negative_cdf, draws, side="right", out_type=tf.int32)
+        negatives = tf.reshape(negatives, [tf.shape(center)[0], self.negative])
+        return {"center": center, "context": context, "negatives": negatives}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "counts": self.counts,
+            "window": self.window,
+            "negative": self.negative,
+            "sample": self.sample,
+            "shrink_window": self.shrink_window,
+            "skip_ids": self.skip_ids,
+        })
+        return config

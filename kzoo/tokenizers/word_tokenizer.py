@@ -1,0 +1,289 @@
+"""Whitespace word tokenizer with a fixed vocabulary (word2vec, ELMo)."""
+
+import collections
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.preprocessing_layer import check_type
+from kzoo.preprocessing.preprocessing_layer import preprocessing_function
+from kzoo.preprocessing.preprocessing_layer import to_tf
+from kzoo.tokenizers.tokenizer import VOCABULARY_FILE
+from kzoo.tokenizers.tokenizer import Tokenizer
+from kzoo.tokenizers.tokenizer import read_lines
+from kzoo.tokenizers.tokenizer import to_valid_utf8
+from kzoo.tokenizers.tokenizer import write_lines
+
+COUNTS_FILE = "counts.txt"
+
+
+def normalize_words(inputs, lowercase=False):
+    """Invalid UTF-8 replaced by U+FFFD, then optionally Unicode-lowercased."""
+    inputs = tf.ragged.map_flat_values(to_valid_utf8, inputs)
+    if lowercase:
+        inputs = tf.ragged.map_flat_values(
+            tf.strings.lower, inputs, encoding="utf-8"
+        )
+    return inputs
+
+
+def split_words(inputs, lowercase=False):
+    """The split of `WordTokenizer` and `compute_word_vocabulary`.
+
+    Splits a 1-D batch of strings on runs of ASCII whitespace (space, `\\t`,
+    `\\n`, `\\v`, `\\f`, `\\r`) after `normalize_words`, giving a ragged
+    `[batch, None]` tensor of words. Unlike Python's `str.split()`, other
+    Unicode spaces (such as U+00A0) do not separate words.
+    """
+    return tf.strings.split(normalize_words(inputs, lowercase))
+
+
+def _read_counts(counts):
+    if isinstance(counts, (str, os.PathLike)):
+        counts = read_lines(counts)
+    try:
+        array = np.asarray(counts, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = None
+    if (array is None or array.ndim != 1 or not np.all(np.isfinite(array))
+            or np.any(array < 0) or np.any(array != np.round(array))):
+        raise ValueError(
+            "`counts` must be a 1-D list of non-negative integer counts "
+            f"(or the path of a file with one count a line), got {counts!r:.80}."
+        )
+    return [int(c) for c in array]
+
+
+@kzoo_export("kzoo.tokenizers.WordTokenizer")
+class WordTokenizer(Tokenizer):
+    """Splits text on whitespace and maps each word to its vocabulary id.
+
+    Words missing from the vocabulary get the id of `oov_token`. Text is made
+    valid UTF-8 first (invalid bytes become U+FFFD) and optionally
+    lowercased; the split is on ASCII whitespace (see `split_words`), the
+    same as `compute_word_vocabulary`'s. The lookup is one
+    `tf.lookup.StaticHashTable`, run eagerly or inside `tf.data` on every
+    backend.
+
+    The vocabulary and counts are saved as the assets `vocabulary.txt` and
+    `counts.txt` (one entry a line) of a `.keras` file or a preset, not in
+    the config, as keras-hub's tokenizers do.
+
+    Args:
+        vocabulary: list of str, or the path of a text file with one token a
+            line. The list index is the id. May be None when the vocabulary
+            is loaded from assets afterwards.
+        counts: optional list (or file path) of the corpus count of each
+            vocabulary entry, as `compute_word_vocabulary` returns them.
+            Not used to tokenize: kept (and saved) for `SkipGramSampler`.
+        lowercase: bool. Lowercase (Unicode) before the lookup.
+        oov_token: str. The token whose id out-of-vocabulary words get; it
+            must be in the vocabulary.
+        pad_token: str or None. With `sequence_length`, padding uses this
+            token's id (0 when None); `detokenize` drops it.
+        sequence_length: int or None. If set, batched outputs are dense
+            `[batch, sequence_length]`, truncated or padded.
+
+    Call arguments:
+        inputs: a string, a batch of strings (split on whitespace), or
+            already split tokens: a ragged `[batch, None]` string tensor or a
+            list of lists of str (mapped without splitting).
+
+    Returns:
+        int32 ids: 1-D for one string, ragged `[batch, None]` for a batch, or
+        dense `[batch, sequence_length]` when `sequence_length` is set.
+
+    Example:
+    >>> tokenizer = kzoo.tokenizers.WordTokenizer(
+    ...     vocabulary=["[UNK]", "the", "cat", "sat"], lowercase=True)
+    >>> tokenizer(["The cat sat", "the dog"])
+    [[1, 2, 3], [1, 0]]
+    >>> tokenizer.detokenize([[1, 2, 0]])
+    ['the cat [UNK]']
+    >>> tokenizer = kzoo.tokenizers.WordTokenizer(
+    ...     vocabulary=["[PAD]", "[UNK]", "the", "cat"], pad_token="[PAD]",
+    ...     sequence_length=4)
+    >>> ops.convert_to_numpy(tokenizer([["the", "cat"], ["a"]])).tolist()
+    [[2, 3, 0, 0], [1, 0, 0, 0]]
+    """
+
+    asset_files = (VOCABULARY_FILE, COUNTS_FILE)
+
+    def __init__(
+        self,
+        vocabulary=None,
+        counts=None,
+        lowercase=False,
+        oov_token="[UNK]",
+        pad_token=None,
+        sequence_length=None,
+        **kwargs,
+    ):
+        super().__init__(sequence_length=sequence_length, **kwargs)
+        self.lowercase = check_type("lowercase", lowercase, bool, "a bool")
+        self.oov_token = check_type("oov_token", oov_token, str, "a str")
+        if pad_token is not None:
+            check_type("pad_token", pad_token, str, "a str or None")
+        self.pad_token = pad_token
+        self.vocabulary = None
+        self.counts = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary, counts)
+        elif counts is not None:
+            raise ValueError("`counts` was given without a `vocabulary`.")
+
+    def set_vocabulary(self, vocabulary, counts=None):
+        """Sets the vocabulary (list or file path) and optional counts."""
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = read_lines(vocabulary)
+        if not isinstance(vocabulary, (list, tuple)) or not vocabulary or not all(
+            isinstance(t, str) for t in vocabulary
+        ):
+            raise ValueError(
+                "`vocabulary` must be a non-empty list of str or the path of a "
+                f"file with one token a line, got {vocabulary!r:.80}."
+            )
+        vocabulary = list(vocabulary)
+        duplicates = [t for t, n in collections.Counter(vocabulary).items() if n > 1]
+        if duplicates:
+            raise ValueError(
+                f"`vocabulary` has duplicate tokens: {duplicates[:10]}. "
+                "Each token must appear once."
+            )
+        for name in ("oov_token", "pad_token"):
+            token = getattr(self, name)
+            if token is not None and token not in vocabulary:
+                raise ValueError(
+                    f"`{name}` {token!r} is not in `vocabulary` (which starts "
+                    f"with {vocabulary[:5]}). Add it to the vocabulary "
+                    "(compute_word_vocabulary puts its `special_tokens` first) "
+                    f"or pass a `{name}` that the vocabulary contains."
+                )
+        if counts is not None:
+            counts = _read_counts(counts)
+            if len(counts) != len(vocabulary):
+                raise ValueError(
+                    f"`counts` has {len(counts)} entries but `vocabulary` has "
+                    f"{len(vocabulary)}: give one count per vocabulary entry."
+                )
+        # Plain attributes: Keras and TF would track a list or tuple element
+        # by element (seconds for a 1M-word vocabulary).
+        object.__setattr__(self, "vocabulary", tuple(vocabulary))
+        object.__setattr__(self, "counts", None if counts is None else tuple(counts))
+        self._token_index = None
+        self._pad_index = (0 if self.pad_token is None
+                           else vocabulary.index(self.pad_token))
+        with tf.init_scope():
+            self._vocabulary_tensor = tf.constant(vocabulary, dtype=tf.string)
+            self._table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    self._vocabulary_tensor,
+                    tf.range(len(vocabulary), dtype=tf.int32),
+                ),
+                default_value=vocabulary.index(self.oov_token),
+            )
+
+    def get_vocabulary(self):
+        self._check_vocabulary()
+        return list(self.vocabulary)
+
+    def vocabulary_size(self):
+        self._check_vocabulary()
+        return len(self.vocabulary)
+
+    def _check_vocabulary(self):
+        if self.vocabulary is None:
+            raise ValueError(
+                "This WordTokenizer has no vocabulary yet: pass `vocabulary=` "
+                "or load it from assets (`load_assets` / `from_preset`)."
+            )
+
+    @preprocessing_function
+    def tokenize(self, inputs):
+        self._check_vocabulary()
+        if inputs.dtype != tf.string:
+            raise TypeError(
+                f"`inputs` must be strings (text or split tokens), got dtype "
+                f"{inputs.dtype.name}."
+            )
+        rank = inputs.shape.rank
+        if rank == 0:
+            return self.tokenize(inputs[tf.newaxis])[0]
+        if rank == 1:
+            tokens = split_words(inputs, self.lowercase)
+        elif rank == 2:
+            tokens = normalize_words(inputs, self.lowercase)
+            if not isinstance(tokens, tf.RaggedTensor):
+                tokens = tf.RaggedTensor.from_tensor(tokens)
+        else:
+            raise ValueError(
+                "`inputs` must be a string, a batch of strings or a batch of "
+                f"token lists (rank 0, 1 or 2), got rank {rank}."
+            )
+        ids = tf.ragged.map_flat_values(self._table.lookup, tokens)
+        return self._pad_to_sequence_length(ids, self._pad_index)
+
+    def detokenize(self, inputs):
+        """Token ids (1-D, dense 2-D or ragged) back to space-joined text.
+
+        Drops `pad_token` ids when `pad_token` is set. One sequence gives one
+        string, a batch a list of strings.
+        """
+        inputs = to_tf(inputs, tf.int32)  # ragged lists of ints, not str
+        if inputs.shape.rank == 1:
+            return self._detokenize(inputs[tf.newaxis])[0]
+        return self._detokenize(inputs)
+
+    @preprocessing_function
+    def _detokenize(self, inputs):
+        self._check_vocabulary()
+        if not inputs.dtype.is_integer:
+            raise TypeError(
+                f"`inputs` must be integer token ids, got dtype {inputs.dtype.name}."
+            )
+        ids = tf.cast(inputs, tf.int32)
+        if ids.shape.rank != 2:
+            raise ValueError(
+                "`inputs` must be one sequence of ids or a batch of them "
+                f"(rank 1 or 2), got rank {ids.shape.rank}."
+            )
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(ids)
+        flat = ids.flat_values
+        size = len(self.vocabulary)
+        with tf.control_dependencies([
+            tf.debugging.assert_non_negative(
+                flat, message="`inputs` has negative token ids."),
+            tf.debugging.assert_less(
+                flat, size,
+                message=f"`inputs` has ids >= the vocabulary size {size}."),
+        ]):
+            tokens = tf.gather(self._vocabulary_tensor, ids)
+        if self.pad_token is not None:
+            tokens = tf.ragged.boolean_mask(tokens, ids != self._pad_index)
+        return tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+
+    def save_assets(self, dir_path):
+        write_lines(os.path.join(dir_path, VOCABULARY_FILE), self.get_vocabulary())
+        if self.counts is not None:
+            write_lines(os.path.join(dir_path, COUNTS_FILE), self.counts)
+
+    def load_assets(self, dir_path):
+        counts = os.path.join(dir_path, COUNTS_FILE)
+        self.set_vocabulary(
+            os.path.join(dir_path, VOCABULARY_FILE),
+            counts if os.path.exists(counts) else None,
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocabulary": None,  # an asset, see the class docstring
+            "counts": None,
+            "lowercase": self.lowercase,
+            "oov_token": self.oov_token,
+            "pad_token": self.pad_token,
+        })
+        return config
