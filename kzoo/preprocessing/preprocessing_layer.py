@@ -49,6 +49,8 @@ def _python_to_tf(x, dtype):
     if isinstance(x, (list, tuple)):
         if len(x) == 0:
             return tf.constant([], dtype=dtype or tf.string)
+        if all(isinstance(v, (str, bytes)) for v in x):
+            return tf.constant(list(x), dtype=tf.string)  # numpy drops trailing NULs
         try:
             array = np.asarray(x)
         except ValueError:  # ragged nesting on numpy >= 1.24
@@ -132,6 +134,7 @@ def preprocessing_function(fn):
     """
 
     @functools.wraps(fn)
+    @tf.autograph.experimental.do_not_convert
     def wrapper(self, *args, **kwargs):
         outermost = _depth() == 0
         dtype = getattr(self, "input_dtype", None)

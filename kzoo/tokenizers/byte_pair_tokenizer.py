@@ -1,0 +1,458 @@
+"""GPT-2's byte-level byte-pair-encoding tokenizer, on TensorFlow."""
+
+import json
+import os
+import re
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.preprocessing_layer import (
+    check_type,
+    preprocessing_function,
+    to_tf,
+)
+from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8, write_lines
+
+VOCABULARY_FILE = "vocabulary.json"
+MERGES_FILE = "merges.txt"
+
+# Python's (and Hugging Face's) \s: RE2's \s is ASCII only.
+WHITESPACE = (r"\t\n\x0b\x0c\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}"
+              r"\x{2029}\x{202F}\x{205F}\x{3000}")
+# GPT-2's pre-tokenization regex without its lookahead `\s+(?!\S)`, which RE2
+# lacks: `split_words` emulates it by cutting whitespace runs first.
+WORD_PATTERN = (
+    rf"'s|'t|'re|'ve|'m|'ll|'d| ?\p{{L}}+| ?\p{{N}}+| ?[^{WHITESPACE}\p{{L}}\p{{N}}]+"
+    rf"|[{WHITESPACE}]+"
+)
+
+
+def bytes_to_unicode():
+    """GPT-2's map from the 256 byte values to printable characters.
+
+    Printable Latin-1 bytes map to themselves; the others (controls, space,
+    ...) to the characters from U+0100 on, so the space byte is ``"Ġ"``.
+
+    >>> table = bytes_to_unicode()
+    >>> len(table), table[ord("a")], table[ord(" ")], table[ord("\\n")]
+    (256, 'a', 'Ġ', 'Ċ')
+    """
+    printable = (list(range(ord("!"), ord("~") + 1))
+                 + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    table, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            table[byte] = chr(byte)
+        else:
+            table[byte] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+def _split_with_offsets(text, pattern):
+    """Splits into the matches of `pattern` and the text between them."""
+    return tf_text.regex_split_with_offsets(text, pattern, pattern)
+
+
+def _substrings(text, rows, starts, ends):
+    """``text[rows][starts:ends]`` for flat int64 tensors (bytes)."""
+    return tf.strings.substr(tf.gather(text, rows), starts, ends - starts)
+
+
+def split_words(text, unsplittable_tokens=(), add_prefix_space=False):
+    """GPT-2's pre-tokenization of 1-D valid UTF-8 strings.
+
+    Equivalent to ``regex.findall`` with GPT-2's pattern, which ends in
+    ``\\s+(?!\\S)|\\s+`` where ``WORD_PATTERN`` ends in a plain whitespace run:
+    a whitespace run of two or more characters before a non-space character
+    gives up its last character, which starts the next word. Here the runs
+    are cut there first, and each piece is split with ``WORD_PATTERN``, which
+    needs no lookahead (RE2 has none). As in Hugging Face's tokenizers,
+    ``unsplittable_tokens`` are split out first and kept whole, and
+    ``add_prefix_space`` prepends a space to each piece of text between them
+    that does not start with one.
+
+    Returns:
+        ``(words, is_special)``: ``[batch, None]`` ragged tensors of the words
+        (the original bytes) and of whether each is an unsplittable token.
+    """
+    # tensorflow-text's regex ops stop at NUL: they run on a copy where NUL is
+    # \x01 (same length, same class), and the words are cut from the original.
+    safe = tf.strings.regex_replace(text, "\x00", "\x01")
+    if unsplittable_tokens:
+        pattern = "|".join(re.escape(t) for t in
+                           sorted(unsplittable_tokens, key=len, reverse=True))
+        pieces, starts, ends = _split_with_offsets(safe, pattern)
+        is_special = tf.strings.regex_full_match(pieces.flat_values, pattern)
+        pieces = pieces.with_flat_values(_substrings(
+            text, pieces.value_rowids(), starts.flat_values, ends.flat_values))
+    else:
+        pieces = tf.RaggedTensor.from_tensor(text[:, None])
+        is_special = tf.zeros(tf.shape(text), tf.bool)
+    values = tf.where(is_special, "", pieces.flat_values)
+    if add_prefix_space:
+        values = tf.where(tf.strings.regex_full_match(values, "(?s)[^ ].*"),
+                          tf.strings.join([" ", values]), values)
+    safe = tf.strings.regex_replace(values, "\x00", "\x01")
+
+    # Cut before the last character of each whitespace run that has two or
+    # more characters and is followed by more text.
+    runs, _, run_ends = _split_with_offsets(safe, f"[{WHITESPACE}]+")
+    run_values, run_rows = runs.flat_values, runs.value_rowids()
+    position = tf.range(tf.size(run_values, tf.int64)) - tf.gather(
+        runs.row_splits, run_rows)
+    cut = (tf.strings.regex_full_match(run_values, f"[{WHITESPACE}]+")
+           & (tf.strings.length(run_values, unit="UTF8_CHAR") > 1)
+           & (position < tf.gather(runs.row_lengths(), run_rows) - 1))
+    last_char = tf.strings.substr(run_values, -1, 1, unit="UTF8_CHAR")
+    cut_at = run_ends.flat_values - tf.cast(tf.strings.length(last_char), tf.int64)
+    cuts = tf.ragged.boolean_mask(runs.with_flat_values(cut_at),
+                                  runs.with_flat_values(cut))
+    lengths = tf.cast(tf.strings.length(values), tf.int64)[:, None]
+    segment_starts = tf.concat(
+        [tf.RaggedTensor.from_tensor(tf.zeros_like(lengths)), cuts], axis=1)
+    segment_ends = tf.concat([cuts, tf.RaggedTensor.from_tensor(lengths)], axis=1)
+    segments = _substrings(safe, segment_starts.value_rowids(),
+                           segment_starts.flat_values, segment_ends.flat_values)
+    words, starts, ends = _split_with_offsets(segments, WORD_PATTERN)
+    shift = tf.gather(segment_starts.flat_values, words.value_rowids())
+    rows = tf.gather(segment_starts.value_rowids(), words.value_rowids())
+    words = tf.RaggedTensor.from_row_splits(
+        _substrings(values, rows, starts.flat_values + shift, ends.flat_values + shift),
+        tf.gather(words.row_splits, segment_starts.row_splits), validate=False)
+
+    # An unsplittable token is one word; then back to the input rows.
+    special = tf.RaggedTensor.from_row_lengths(
+        tf.boolean_mask(pieces.flat_values, is_special),
+        tf.cast(is_special, tf.int64), validate=False)
+    words = tf.concat([special, words], axis=1)
+    word_is_special = words.with_flat_values(
+        tf.gather(is_special, words.value_rowids()))
+    return (pieces.with_flat_values(words).merge_dims(1, 2),
+            pieces.with_flat_values(word_is_special).merge_dims(1, 2))
+
+
+def _static_table(keys, values, default, dtype=tf.string):
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(
+            tf.constant(keys, tf.string), tf.constant(values, dtype)),
+        default_value=tf.constant(default, dtype))
+
+
+@kzoo_export("kzoo.tokenizers.BytePairTokenizer")
+class BytePairTokenizer(Tokenizer):
+    """GPT-2's byte-level byte-pair-encoding (BPE) tokenizer.
+
+    Text is split into words with GPT-2's regex (contractions, letter runs,
+    number runs, other-symbol runs, each with an optional leading space, and
+    whitespace), each word's UTF-8 bytes are mapped to printable characters
+    (``bytes_to_unicode``), and the pairs of adjacent symbols are merged in
+    the order of ``merges`` until none applies. Every string is encoded
+    (there is no unknown token) and ``detokenize`` gives back its exact
+    bytes. The ids match Hugging Face's ``GPT2Tokenizer`` and OpenAI's
+    ``encoder.py``. The same TensorFlow ops run eagerly and inside
+    ``tf.data`` (the merge loop is compiled in a ``tf.function``, once per
+    tokenizer); each distinct word of a batch is merged once. Invalid UTF-8
+    is replaced by U+FFFD first.
+
+    Args:
+        vocabulary: dict mapping each token to its id (ids ``0 .. n-1``), a
+            path to a ``vocab.json``, or None to set it later with
+            ``set_vocabulary_and_merges``. It must hold the 256 byte symbols
+            and every merge result. Saved as an asset, not in the config.
+        merges: list of ``"a b"`` merge rules, highest priority first, or a
+            path to a ``merges.txt`` (a first line ``#version...`` is skipped).
+        sequence_length: int or None. If set, outputs are dense, truncated or
+            padded with 0 (GPT-2 has no padding token) to this length.
+        add_prefix_space: bool. Prepend a space to inputs (to each piece
+            between unsplittable tokens, as Hugging Face does) that do not
+            start with one, so the first word is encoded like the others.
+        unsplittable_tokens: tuple of str or None. Tokens (e.g.
+            ``("<|endoftext|>",)``) kept whole and mapped to their ids when
+            they appear in the text; they must be in the vocabulary.
+        **kwargs: base layer arguments (``name``, ``dtype``).
+
+    Call arguments:
+        inputs: a string or a 1-D batch of strings (list, numpy or tensor).
+
+    Returns:
+        Token ids: 1-D for a string; for a batch, ``[batch, None]`` (ragged)
+        or ``[batch, sequence_length]`` when ``sequence_length`` is set.
+
+    Example:
+    >>> vocabulary, merges = kzoo.tokenizers.compute_byte_pair_merges(
+    ...     ["low lower lowest"] * 3, vocabulary_size=262, special_tokens=())
+    >>> merges
+    ['l o', 'lo w', 'low e', 'Ġ lowe', 's t', 'Ġlowe r']
+    >>> tokenizer = kzoo.tokenizers.BytePairTokenizer(vocabulary, merges)
+    >>> tokenizer(["low lower", "lowest!"])
+    [[257, 261], [258, 260, 33]]
+    >>> tokenizer.detokenize([[258, 260, 33]])
+    ['lowest!']
+
+    Reference:
+        Radford et al., 2019, "Language Models are Unsupervised Multitask
+        Learners"; Sennrich et al., 2016, "Neural Machine Translation of Rare
+        Words with Subword Units".
+    """
+
+    asset_files = (VOCABULARY_FILE, MERGES_FILE)
+
+    def __init__(
+        self,
+        vocabulary=None,
+        merges=None,
+        sequence_length=None,
+        add_prefix_space=False,
+        unsplittable_tokens=None,
+        **kwargs,
+    ):
+        check_type("add_prefix_space", add_prefix_space, bool, "a bool")
+        if unsplittable_tokens is not None:
+            unsplittable_tokens = tuple(check_type(
+                "unsplittable_tokens", unsplittable_tokens, (list, tuple),
+                "a tuple of str or None"))
+            for token in unsplittable_tokens:
+                check_type("unsplittable_tokens", token, str, "a tuple of str")
+                if not token:
+                    raise ValueError("`unsplittable_tokens` must not hold ''.")
+        super().__init__(sequence_length=sequence_length, **kwargs)
+        self.add_prefix_space = add_prefix_space
+        self.unsplittable_tokens = unsplittable_tokens
+        self.vocabulary = None
+        self.merges = None
+        self._tokens = None  # the tokens in id order
+        self._functions = {}  # lookup tables and the compiled merge loop
+        self.set_vocabulary_and_merges(vocabulary, merges)
+
+    # --- vocabulary ---
+    def set_vocabulary_and_merges(self, vocabulary, merges):
+        """Sets the vocabulary (dict or vocab.json path) and merges (list or path)."""
+        self._token_index = None
+        self._functions.clear()
+        if vocabulary is None and merges is None:
+            self.vocabulary = self.merges = self._tokens = None
+            return
+        if vocabulary is None or merges is None:
+            raise ValueError("Pass both `vocabulary` and `merges`, or neither.")
+        if isinstance(vocabulary, str):
+            with open(vocabulary, encoding="utf-8") as f:
+                vocabulary = json.load(f)
+        check_type("vocabulary", vocabulary, dict,
+                   "a dict of token to id or a path to a vocab.json file")
+        if sorted(vocabulary.values()) != list(range(len(vocabulary))):
+            raise ValueError("`vocabulary` ids must be 0 .. n-1, each used once; "
+                             f"got {len(vocabulary)} tokens with other ids.")
+        if isinstance(merges, str):
+            merges = read_lines(merges)
+        check_type("merges", merges, (list, tuple),
+                   "a list of 'a b' strings or a path to a merges.txt file")
+        merges = [m for i, m in enumerate(merges) if m and not (
+            i == 0 and isinstance(m, str) and m.startswith("#version"))]
+        self._check_vocabulary_and_merges(vocabulary, merges)
+        self.vocabulary = dict(vocabulary)
+        self.merges = merges
+        self._tokens = sorted(vocabulary, key=vocabulary.get)
+
+    def _check_vocabulary_and_merges(self, vocabulary, merges):
+        missing = [c for c in bytes_to_unicode().values() if c not in vocabulary]
+        if missing:
+            raise ValueError(
+                f"`vocabulary` lacks {len(missing)} of the 256 byte symbols "
+                f"(e.g. {missing[:3]!r}): a byte-level BPE vocabulary needs them "
+                "all (`compute_byte_pair_merges` always includes them).")
+        for merge in merges:
+            parts = merge.split(" ") if isinstance(merge, str) else None
+            if parts is None or len(parts) != 2 or not all(parts):
+                raise ValueError(f"`merges` rules must be 'a b', got {merge!r}.")
+            if "".join(parts) not in vocabulary or not all(
+                    p in vocabulary for p in parts):
+                raise ValueError(f"Merge rule {merge!r} uses a token that is not "
+                                 "in `vocabulary`.")
+        for token in self.unsplittable_tokens or ():
+            if token not in vocabulary:
+                raise ValueError(f"`unsplittable_tokens` holds {token!r}, which "
+                                 "is not in `vocabulary`.")
+
+    def _check_vocabulary(self):
+        if self.vocabulary is None:
+            raise ValueError(
+                "No vocabulary is set on this BytePairTokenizer: pass "
+                "`vocabulary=` and `merges=`, or call "
+                "`set_vocabulary_and_merges()` / `load_assets()`.")
+
+    def get_vocabulary(self):
+        """The vocabulary, a list of str in id order."""
+        self._check_vocabulary()
+        return list(self._tokens)
+
+    def id_to_token(self, id):
+        self._check_vocabulary()
+        if not 0 <= int(id) < len(self._tokens):
+            raise ValueError(f"`id` must be in [0, {len(self._tokens)}), got {id}.")
+        return self._tokens[int(id)]
+
+    def token_to_id(self, token):
+        self._check_vocabulary()
+        if token not in self.vocabulary:
+            raise KeyError(f"Token {token!r} is not in the vocabulary.")
+        return self.vocabulary[token]
+
+    def set_vocabulary(self, vocabulary):
+        """Sets the vocabulary, keeping the merges (use set_vocabulary_and_merges)."""
+        self.set_vocabulary_and_merges(vocabulary, self.merges or [])
+
+    def save_assets(self, dir_path):
+        self._check_vocabulary()
+        path = os.path.join(dir_path, VOCABULARY_FILE)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.vocabulary, f, ensure_ascii=False)
+        write_lines(os.path.join(dir_path, MERGES_FILE),
+                    ["#version: 0.2"] + list(self.merges))
+
+    def load_assets(self, dir_path):
+        self.set_vocabulary_and_merges(os.path.join(dir_path, VOCABULARY_FILE),
+                                       os.path.join(dir_path, MERGES_FILE))
+
+    # --- tokenize ---
+    def _tables(self):
+        if "tables" not in self._functions:
+            with tf.init_scope():
+                tokens = self._tokens
+                byte_map = bytes_to_unicode()
+                ranks = {}
+                for rank, merge in enumerate(self.merges):
+                    ranks.setdefault(merge, rank)  # a repeated rule keeps rank 1st
+                self._functions["tables"] = {
+                    "byte_to_symbol": _static_table(
+                        [bytes([b]) for b in byte_map], list(byte_map.values()), ""),
+                    "symbol_to_byte": _static_table(
+                        list(byte_map.values()), [bytes([b]) for b in byte_map], ""),
+                    "rank": _static_table(list(ranks), list(ranks.values()),
+                                          len(self.merges), tf.int64),
+                    "id": _static_table(tokens, list(range(len(tokens))), -1,
+                                        tf.int64),
+                    "tokens": tf.constant(tokens),
+                }
+        return self._functions["tables"]
+
+    def _merge(self, words):
+        """Byte-pair merges of 1-D words to a ragged [words, None] of symbols."""
+        tables = self._tables()
+        symbols = tables["byte_to_symbol"].lookup(tf.strings.bytes_split(words))
+        num_words = tf.shape(words, tf.int64)[0]
+        no_rank = len(self.merges)
+
+        def step(values, rows, _):
+            # GPT-2: merge every non-overlapping occurrence (left to right) of
+            # each word's best-ranked pair.
+            same_row = rows[1:] == rows[:-1]
+            pairs = tf.strings.join([values[:-1], values[1:]], separator=" ")
+            rank = tf.where(same_row, tables["rank"].lookup(pairs), no_rank)
+            best = tf.math.unsorted_segment_min(rank, rows[:-1], num_words)
+            chosen = (rank == tf.gather(best, rows[:-1])) & (rank < no_rank)
+            # In a run of chosen overlapping pairs (x x x), keep every other.
+            index = tf.range(tf.size(chosen, tf.int64))
+            previous = tf.concat([[False], chosen[:-1]], 0)
+            run_start = tf.boolean_mask(index, chosen & ~previous)
+            run_id = tf.cumsum(tf.cast(chosen & ~previous, tf.int64)) - 1
+            start = tf.gather(tf.concat([run_start, [0]], 0), tf.maximum(run_id, 0))
+            chosen &= (index - start) % 2 == 0
+            merged = tf.concat([chosen, [False]], 0)
+            dropped = tf.concat([[False], chosen], 0)
+            following = tf.concat([values[1:], [""]], 0)
+            values = tf.where(merged, tf.strings.join([values, following]), values)
+            return (tf.boolean_mask(values, ~dropped),
+                    tf.boolean_mask(rows, ~dropped), tf.reduce_any(chosen))
+
+        values, rows, _ = tf.while_loop(
+            lambda values, rows, changed: changed, step,
+            [symbols.flat_values, symbols.value_rowids(),
+             tf.size(symbols.flat_values) > 0],
+            shape_invariants=[tf.TensorShape([None]), tf.TensorShape([None]),
+                              tf.TensorShape([])])
+        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words,
+                                                 validate=False)
+
+    def _tokenize_flat(self, text):
+        """1-D strings to ragged int64 ids."""
+        if "merge" not in self._functions:
+            self._functions["merge"] = tf.function(
+                self._merge, input_signature=[tf.TensorSpec([None], tf.string)],
+                autograph=False)
+        text = to_valid_utf8(text)
+        words, is_special = split_words(text, self.unsplittable_tokens or (),
+                                        self.add_prefix_space)
+        is_special = is_special.flat_values
+        ids_table = self._tables()["id"]
+        # Each distinct word is merged once; unsplittable tokens are not.
+        unique, index = tf.unique(tf.where(is_special, "", words.flat_values))
+        ids = tf.gather(ids_table.lookup(self._functions["merge"](unique)), index)
+        special_ids = tf.RaggedTensor.from_row_lengths(
+            ids_table.lookup(tf.boolean_mask(words.flat_values, is_special)),
+            tf.cast(is_special, tf.int64), validate=False)
+        ids = tf.concat([special_ids, ids], axis=1)
+        return words.with_flat_values(ids).merge_dims(1, 2)
+
+    @preprocessing_function
+    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
+    def tokenize(self, inputs):
+        """Strings to token ids (see the class docstring for shapes)."""
+        self._check_vocabulary()
+        if inputs.dtype != tf.string:
+            raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
+                            "tensor.")
+        rank = inputs.shape.rank
+        if rank is None or rank > 1:
+            raise ValueError("`inputs` must be a string or a 1-D batch of strings, "
+                             f"got shape {inputs.shape}.")
+        ids = self._tokenize_flat(tf.reshape(inputs, [-1]))
+        ids = self._pad_to_sequence_length(tf.cast(ids, self.compute_dtype), 0)
+        return ids[0] if rank == 0 else ids
+
+    def detokenize(self, inputs):
+        """Token ids to strings: the exact bytes the ids encode."""
+        # The layer reads Python lists as strings (its input dtype): ids here.
+        # One sequence is detokenized as a batch of one (the eager conversion
+        # handles 1-D string tensors, not scalars).
+        inputs = to_tf(inputs, tf.int32)
+        if inputs.shape.rank == 1:
+            return self._detokenize(inputs[None])[0]
+        return self._detokenize(inputs)
+
+    @preprocessing_function
+    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
+    def _detokenize(self, inputs):
+        self._check_vocabulary()
+        tables = self._tables()
+        ids = tf.cast(inputs, tf.int64)
+        size = len(self.vocabulary)
+        flat = ids.flat_values if isinstance(ids, tf.RaggedTensor) else ids
+        with tf.control_dependencies([
+            tf.debugging.assert_non_negative(flat, message="`inputs` has negative ids"),
+            tf.debugging.assert_less(flat, tf.constant(size, tf.int64), message=(
+                f"`inputs` has ids >= the vocabulary size {size}")),
+        ]):
+            ids = tf.identity(ids)
+        if ids.shape.rank != 2:
+            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
+                             f"shape {ids.shape}.")
+        text = tf.strings.reduce_join(tf.gather(tables["tokens"], ids), axis=-1)
+        chars = tf.strings.unicode_split(text, "UTF-8")
+        data = tables["symbol_to_byte"].lookup(chars.flat_values)
+        # A character outside the byte map (in a special token) stays as is.
+        data = tf.where(data == "", chars.flat_values, data)
+        return tf.strings.reduce_join(chars.with_flat_values(data), axis=-1)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "vocabulary": None,  # saved as assets (vocabulary.json, merges.txt)
+            "merges": None,
+            "add_prefix_space": self.add_prefix_space,
+            "unsplittable_tokens": self.unsplittable_tokens,
+        })
+        return config
