@@ -7,6 +7,11 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# JAX compiles every op once per shape: a persistent cache shared by the
+# pytest-xdist workers (and later runs) saves most of that time.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", "/tmp/kzoo-jax-cache")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

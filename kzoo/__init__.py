@@ -6,11 +6,17 @@ Keras serialization.
 
 __version__ = "0.1.0"
 
-from kzoo import presets  # noqa: E402,F401
-from kzoo.models.backbone import Backbone  # noqa: E402,F401
-from kzoo.models.preprocessor import Preprocessor  # noqa: E402,F401
-from kzoo.models.task import Task  # noqa: E402,F401
+from kzoo import datasets, export, layers, models, preprocessing, presets, tokenizers  # noqa: E402,F401,E501
+from kzoo.models import (  # noqa: E402,F401
+    Backbone,
+    BertBackbone,
+    BertClassifier,
+    BertClassifierPreprocessor,
+    BertTokenizer,
+    Preprocessor,
+    Task,
+    TextClassifier,
+)
 from kzoo.presets import list_presets  # noqa: E402,F401
 from kzoo.presets.errors import OfflineError, PresetError  # noqa: E402,F401
-from kzoo import preprocessing, tokenizers  # noqa: E402,F401
-from kzoo.tokenizers.tokenizer import Tokenizer  # noqa: E402,F401
+from kzoo.tokenizers import Tokenizer  # noqa: E402,F401

@@ -1,0 +1,4 @@
+"""Backend-agnostic building blocks (keras.ops only)."""
+
+from kzoo.layers.position_embedding import PositionEmbedding  # noqa: F401
+from kzoo.layers.transformer_encoder import TransformerEncoder  # noqa: F401

@@ -18,6 +18,10 @@ class Backbone(keras.Model):
 
     def __init__(self, *args, dtype=None, **kwargs):
         super().__init__(*args, dtype=dtype, **kwargs)
+        if dtype is not None:
+            # keras' functional Model constructor drops `dtype`: record the
+            # policy so that get_config and saved presets keep it.
+            self.dtype_policy = dtype
 
     def __setattr__(self, name, value):
         # torch: a keras.Model is a torch.nn.Module, which refuses submodules

@@ -161,6 +161,17 @@ class Task(keras.Model):
             batch_size = None
         return super().predict(x, batch_size=batch_size, **kwargs)
 
+    # --- serving ---
+    def serving_input_names(self):
+        """Names of the raw-string inputs of the exported serving signature."""
+        return ("text",)
+
+    def serving_outputs(self, outputs):
+        """Named outputs of the exported serving signature (a dict)."""
+        if isinstance(outputs, dict):
+            return dict(outputs)
+        return {"outputs": outputs}
+
     # --- presets ---
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):

@@ -1,0 +1,129 @@
+"""TensorFlow SavedModel export with tokenization inside the graph.
+
+``saved_model(task, path)`` writes a SavedModel whose ``serving_default``
+signature takes raw strings (``text``, and ``text_pair`` for pair tasks: a
+``tf.string`` batch each) and returns the task's named outputs (a classifier:
+``logits`` and ``probabilities``). TF Serving, ``tf.saved_model.load`` (after
+``import tensorflow_text``) and ``saved_model_cli run`` can all use it.
+
+Any backend: on TensorFlow the task is exported in-process. JAX cannot
+trace string inputs and torch cannot export at all in Keras 3.15, so there
+the task is saved as a preset and a TensorFlow-backed copy is rebuilt and
+exported in a subprocess (``KERAS_BACKEND=tensorflow``); the weights are the
+same numbers, so the outputs match the original model.
+"""
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import keras
+
+logger = logging.getLogger(__name__)
+
+
+def saved_model(task, path, sequence_length=None):
+    """Writes ``task`` (with its preprocessor) as a TF SavedModel at ``path``.
+
+    Args:
+        task: a kzoo ``Task`` with a preprocessor.
+        path: the SavedModel folder to write (replaced atomically).
+        sequence_length: int. The fixed sequence length of the exported
+            graph; defaults to the preprocessor's.
+
+    Returns:
+        ``path``.
+    """
+    from kzoo.models.task import Task
+
+    if not isinstance(task, Task):
+        raise TypeError(f"`task` must be a kzoo Task, got {type(task).__name__}.")
+    if getattr(task, "preprocessor", None) is None:
+        raise ValueError(
+            "Export needs the task's preprocessor (tokenization runs inside "
+            "the exported graph): build the task with `preprocessor=`."
+        )
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+    try:
+        if keras.config.backend() == "tensorflow":
+            _export_in_process(task, tmp, sequence_length)
+        else:
+            _export_through_tensorflow(task, tmp, sequence_length)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def _export_in_process(task, path, sequence_length):
+    import tensorflow as tf
+
+    preprocessor = task.preprocessor
+    if sequence_length is not None and sequence_length != getattr(
+        preprocessor, "sequence_length", sequence_length
+    ):
+        config = preprocessor.get_config()
+        config.update(sequence_length=sequence_length, tokenizer=preprocessor.tokenizer)
+        preprocessor = type(preprocessor).from_config(config)
+    names = task.serving_input_names()
+
+    module = tf.Module()
+    module.task = task
+    module.preprocessor = preprocessor
+    module.tokenizer = preprocessor.tokenizer
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=n) for n in names])
+    def serve(*texts):
+        x = preprocessor(texts if len(texts) > 1 else texts[0])
+        outputs = task.serving_outputs(task(x, training=False))
+        return {k: tf.convert_to_tensor(v) for k, v in outputs.items()}
+
+    module.serve = serve
+    tf.saved_model.save(
+        module, path, signatures={"serving_default": serve.get_concrete_function()}
+    )
+
+
+def _export_through_tensorflow(task, path, sequence_length):
+    backend = keras.config.backend()
+    logger.warning(
+        "The %s backend cannot write a SavedModel with string inputs; kzoo "
+        "saves the task as a preset and exports a TensorFlow-backed copy of it "
+        "(same weights) in a subprocess.", backend,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        preset = os.path.join(tmp, "preset")
+        task.save_to_preset(preset)
+        command = [sys.executable, "-m", "kzoo.export", preset, path]
+        if sequence_length is not None:
+            command.append(str(sequence_length))
+        env = dict(os.environ, KERAS_BACKEND="tensorflow")
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(
+                "Exporting through a TensorFlow-backed copy failed:\n"
+                + result.stderr[-3000:]
+            )
+
+
+def main(argv):
+    """``python -m kzoo.export PRESET PATH [SEQUENCE_LENGTH]`` (TF backend)."""
+    import kzoo  # noqa: F401  (registers the classes)
+    from kzoo.presets import preset_loader
+    from kzoo.presets.preset_source import read_json
+
+    preset, path = argv[0], argv[1]
+    sequence_length = int(argv[2]) if len(argv) > 2 else None
+    task_config = read_json(os.path.join(preset, "task.json"))
+    task_cls = keras.saving.get_registered_object(task_config["registered_name"])
+    task = preset_loader.load_task(preset, cls=task_cls)
+    _export_in_process(task, path, sequence_length)

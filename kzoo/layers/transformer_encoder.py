@@ -1,0 +1,238 @@
+"""Transformer encoder block: self-attention and a feed-forward network."""
+
+import functools
+
+import keras
+from keras import ops
+
+from kzoo.api_export import kzoo_export
+
+#: activation names this layer accepts beyond ``keras.activations.get``
+_EXTRA_ACTIVATIONS = {
+    # tanh approximation of GELU (keras-hub's BERT, GPT-2, HF "gelu_new")
+    "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
+}
+
+
+def _get_activation(activation):
+    if isinstance(activation, str) and activation in _EXTRA_ACTIVATIONS:
+        return _EXTRA_ACTIVATIONS[activation]
+    try:
+        return keras.activations.get(activation)
+    except ValueError as exc:
+        raise ValueError(
+            f"`activation` must be a Keras activation name, "
+            f"{sorted(_EXTRA_ACTIVATIONS)} or a callable, got {activation!r}."
+        ) from exc
+
+
+@kzoo_export("kzoo.layers.TransformerEncoder")
+class TransformerEncoder(keras.layers.Layer):
+    """Transformer encoder block, post-norm (BERT) or pre-norm.
+
+    Post-norm (``normalize_first=False``, as BERT and Hugging Face's
+    ``BertLayer``)::
+
+        x = layer_norm(x + dropout(self_attention(x)))
+        x = layer_norm(x + dropout(dense_out(activation(dense_in(x)))))
+
+    Pre-norm (``normalize_first=True``) puts each layer norm at the start of
+    its branch instead: ``x = x + dropout(self_attention(layer_norm(x)))``.
+    Attention is ``keras.layers.MultiHeadAttention`` with ``num_heads`` heads
+    of size ``hidden_dim // num_heads`` (``hidden_dim`` is the input's last
+    dimension), with ``dropout`` on the attention probabilities too.
+
+    Args:
+        intermediate_dim: int. Width of the feed-forward network.
+        num_heads: int. Number of attention heads; must divide the input's
+            hidden size.
+        dropout: float. Dropout rate of both residual branches and of the
+            attention probabilities. Defaults to 0.
+        activation: the feed-forward activation: a Keras activation name
+            (``"gelu"`` is the exact erf GELU), ``"gelu_approximate"`` (tanh
+            form) or a callable. Defaults to ``"relu"``.
+        layer_norm_epsilon: float. Epsilon of the layer norms. Defaults to
+            1e-5.
+        kernel_initializer: initializer of the dense and attention kernels.
+            Defaults to ``"glorot_uniform"``.
+        bias_initializer: initializer of the biases. Defaults to ``"zeros"``.
+        normalize_first: bool. Pre-norm instead of post-norm. Defaults to
+            False.
+        **kwargs: ``keras.layers.Layer`` arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        inputs: float tensor ``[batch, length, hidden_dim]``.
+        padding_mask: optional ``[batch, length]`` bool or int tensor, true
+            (non-zero) for real tokens. Attention ignores padded keys; a
+            sequence with no real token at all attends uniformly to all its
+            positions (as Hugging Face BERT), which keeps it finite.
+        attention_mask: optional ``[batch, length, length]`` bool or int
+            tensor, combined with ``padding_mask`` (both must allow a pair).
+        training: bool. Whether dropout is active.
+
+    Returns:
+        A tensor of the input's shape.
+
+    Example:
+    >>> layer = kzoo.layers.TransformerEncoder(intermediate_dim=8, num_heads=2)
+    >>> x = np.ones((2, 3, 4), "float32")
+    >>> tuple(layer(x, padding_mask=np.array([[1, 1, 0], [1, 0, 0]])).shape)
+    (2, 3, 4)
+
+    Reference:
+        Vaswani et al., 2017, "Attention Is All You Need"; Devlin et al.,
+        2019, "BERT: Pre-training of Deep Bidirectional Transformers".
+    """
+
+    def __init__(
+        self,
+        intermediate_dim,
+        num_heads,
+        dropout=0.0,
+        activation="relu",
+        layer_norm_epsilon=1e-5,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        normalize_first=False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("intermediate_dim", intermediate_dim),
+                            ("num_heads", num_heads)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
+        self.intermediate_dim = intermediate_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.normalize_first = normalize_first
+        self._activation_fn = _get_activation(activation)
+        self.supports_masking = True
+
+    def _initializers(self):
+        # A fresh copy per sublayer, so seeded initializers don't repeat.
+        return {
+            "kernel_initializer": self.kernel_initializer.__class__.from_config(
+                self.kernel_initializer.get_config()),
+            "bias_initializer": self.bias_initializer.__class__.from_config(
+                self.bias_initializer.get_config()),
+        }
+
+    def build(self, inputs_shape):
+        hidden_dim = inputs_shape[-1]
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                f"The input's hidden size {hidden_dim} must be divisible by "
+                f"`num_heads`={self.num_heads}."
+            )
+        head_dim = hidden_dim // self.num_heads
+        common = {"dtype": self.dtype_policy}
+        self.self_attention_layer = keras.layers.MultiHeadAttention(
+            num_heads=self.num_heads,
+            key_dim=head_dim,
+            dropout=self.dropout,
+            name="self_attention_layer",
+            **self._initializers(),
+            **common,
+        )
+        self.self_attention_layer.build(inputs_shape, inputs_shape)
+        self.self_attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="self_attention_layer_norm",
+            **common,
+        )
+        self.self_attention_layer_norm.build(inputs_shape)
+        self.self_attention_dropout = keras.layers.Dropout(
+            self.dropout, name="self_attention_dropout", **common)
+        self.feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim,
+            activation=self._activation_fn,
+            name="feedforward_intermediate_dense",
+            **self._initializers(),
+            **common,
+        )
+        self.feedforward_intermediate_dense.build(inputs_shape)
+        self.feedforward_output_dense = keras.layers.Dense(
+            hidden_dim, name="feedforward_output_dense", **self._initializers(),
+            **common,
+        )
+        self.feedforward_output_dense.build(
+            tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+        self.feedforward_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm",
+            **common,
+        )
+        self.feedforward_layer_norm.build(inputs_shape)
+        self.feedforward_dropout = keras.layers.Dropout(
+            self.dropout, name="feedforward_dropout", **common)
+        self.built = True
+
+    def _attention_mask(self, padding_mask, attention_mask):
+        mask = None
+        if padding_mask is not None:
+            keys = ops.cast(padding_mask, "bool")[:, None, :]  # [B, 1, S]
+            queries = ops.ones_like(keys, dtype="bool")  # [B, 1, S]
+            mask = ops.logical_and(ops.transpose(queries, (0, 2, 1)), keys)
+        if attention_mask is not None:
+            attention_mask = ops.cast(attention_mask, "bool")
+            mask = attention_mask if mask is None else ops.logical_and(
+                mask, attention_mask)
+        if mask is None:
+            return None
+        # A query row with no allowed key attends to every key (finite, and
+        # what Hugging Face's additive mask gives) instead of producing NaN.
+        any_allowed = ops.any(mask, axis=-1, keepdims=True)
+        return ops.logical_or(mask, ops.logical_not(any_allowed))
+
+    def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
+        x = inputs
+        mask = self._attention_mask(padding_mask, attention_mask)
+
+        residual = x
+        if self.normalize_first:
+            x = self.self_attention_layer_norm(x)
+        x = self.self_attention_layer(
+            query=x, value=x, attention_mask=mask, training=training)
+        x = self.self_attention_dropout(x, training=training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self.self_attention_layer_norm(x)
+
+        residual = x
+        if self.normalize_first:
+            x = self.feedforward_layer_norm(x)
+        x = self.feedforward_intermediate_dense(x)
+        x = self.feedforward_output_dense(x)
+        x = self.feedforward_dropout(x, training=training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self.feedforward_layer_norm(x)
+        return x
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "intermediate_dim": self.intermediate_dim,
+                "num_heads": self.num_heads,
+                "dropout": self.dropout,
+                "activation": (
+                    self.activation if isinstance(self.activation, str)
+                    else keras.activations.serialize(self.activation)
+                ),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer),
+                "normalize_first": self.normalize_first,
+            }
+        )
+        return config

@@ -1,0 +1,482 @@
+"""Reads Hugging Face BERT checkpoint folders as kzoo presets.
+
+A folder written by transformers' ``save_pretrained`` for ``BertModel``,
+``BertForPreTraining``, ``BertForMaskedLM``, ... (``config.json`` with
+``"model_type": "bert"``, weights in ``model.safetensors`` or
+``pytorch_model.bin``, possibly sharded, and ``vocab.txt``) loads with
+``BertBackbone.from_preset(folder)``: the config is mapped to BertBackbone
+arguments and every tensor is checked, then copied, into the backbone.
+
+Safetensors files are read with numpy (no torch needed). A
+``pytorch_model.bin`` is read only with ``torch.load(weights_only=True)``,
+which refuses pickled code: checkpoints are untrusted input.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from kzoo.presets.errors import PresetError
+from kzoo.presets.preset_source import PresetSource, read_json, register_converter
+from kzoo.tokenizers.tokenizer import Tokenizer
+from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
+
+CONFIG_FILE = "config.json"
+SAFETENSORS_FILE = "model.safetensors"
+TORCH_FILE = "pytorch_model.bin"
+VOCABULARY_FILE = "vocab.txt"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+#: transformers.BertConfig defaults, for keys a config.json leaves out
+_HF_DEFAULTS = {
+    "vocab_size": 30522,
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "max_position_embeddings": 512,
+    "type_vocab_size": 2,
+    "layer_norm_eps": 1e-12,
+}
+
+#: Hugging Face ``hidden_act`` → BertBackbone ``activation``
+_ACTIVATIONS = {
+    "gelu": "gelu",  # exact (erf) GELU
+    "gelu_python": "gelu",
+    "gelu_new": "gelu_approximate",  # tanh approximation
+    "gelu_pytorch_tanh": "gelu_approximate",
+    "gelu_fast": "gelu_approximate",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+    "tanh": "tanh",
+}
+
+#: tensors a backbone does not use: pretraining heads and buffers
+_HEAD_PREFIX = "cls."
+_BUFFERS = ("embeddings.position_ids",)
+#: tensors a checkpoint may lack (BertForMaskedLM has no pooler): the
+#: backbone keeps their random initialisation and a warning says so
+_OPTIONAL_PREFIX = "pooler."
+
+
+def _read_config(path):
+    config = read_json(Path(path) / CONFIG_FILE)
+    if not isinstance(config, dict):
+        raise PresetError(f"{Path(path) / CONFIG_FILE} does not hold a JSON object.")
+    return config
+
+
+def _is_bert_config(config):
+    model_type = config.get("model_type")
+    if model_type is not None:
+        return model_type == "bert"
+    # Very old configs have no model_type: go by the architecture names.
+    return any(
+        isinstance(a, str) and a.startswith("Bert")
+        for a in config.get("architectures") or ()
+    )
+
+
+def _weight_files(path):
+    """``("safetensors" | "torch", [files])`` of a checkpoint folder."""
+    path = Path(path)
+    for kind, name in (("safetensors", SAFETENSORS_FILE), ("torch", TORCH_FILE)):
+        if (path / name).is_file():
+            return kind, [path / name]
+        index = path / f"{name}.index.json"
+        if index.is_file():
+            weight_map = read_json(index).get("weight_map") or {}
+            files = sorted({path / f for f in weight_map.values()})
+            missing = [f.name for f in files if not f.is_file()]
+            if missing:
+                raise PresetError(
+                    f"{index} lists weight shards that are not in the folder: "
+                    f"{', '.join(missing)}."
+                )
+            return kind, files
+    other = [p.name for p in path.glob("*.h5")] + [p.name for p in path.glob("*.msgpack")]
+    raise PresetError(
+        f"The Hugging Face BERT folder {path} has no {SAFETENSORS_FILE} or "
+        f"{TORCH_FILE} (nor a sharded index of them)"
+        + (f"; it has {', '.join(other)}, TensorFlow/Flax weights that kzoo "
+           "does not read: re-save the model with transformers' "
+           "save_pretrained (safetensors)" if other else "")
+        + ". Pass load_weights=False to build the architecture only."
+    )
+
+
+def _read_safetensors(files, select):
+    from safetensors import safe_open
+
+    tensors = {}
+    for file in files:
+        with safe_open(str(file), framework="numpy") as f:
+            for key in f.keys():
+                if select(key):
+                    tensors[key] = f.get_tensor(key)
+    return tensors
+
+
+def _read_torch(files, select):
+    try:
+        import torch
+    except ImportError as exc:
+        raise PresetError(
+            f"Reading {files[0]} needs torch (pip install torch), or save the "
+            "checkpoint as model.safetensors, which kzoo reads without torch."
+        ) from exc
+    tensors = {}
+    for file in files:
+        try:
+            # weights_only: a checkpoint is untrusted input; never unpickle code.
+            state = torch.load(str(file), map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 — re-raised with context
+            raise PresetError(
+                f"Could not read {file} as a plain PyTorch state dict "
+                f"(torch.load with weights_only=True: {exc}). Checkpoints that "
+                "hold more than tensors are refused for safety; convert the "
+                "model to safetensors with transformers."
+            ) from exc
+        for key, value in state.items():
+            if not isinstance(value, torch.Tensor) or not select(key):
+                continue
+            value = value.detach().cpu()
+            if value.is_floating_point():
+                value = value.to(torch.float32)
+            tensors[key] = value.numpy()
+    return tensors
+
+
+def read_hf_tensors(path, select=None):
+    """The tensors of a Hugging Face checkpoint folder, as numpy arrays.
+
+    Args:
+        path: the checkpoint folder.
+        select: optional predicate on the stored name; only the tensors it
+            accepts are read (lazily for safetensors).
+
+    Returns:
+        A dict from the stored name (a ``bert.`` prefix is kept) to a numpy
+        array. Floating tensors of a ``pytorch_model.bin`` are converted to
+        float32; safetensors keep their dtype (``ml_dtypes.bfloat16`` for
+        bf16).
+    """
+    kind, files = _weight_files(path)
+    select = select or (lambda name: True)
+    if kind == "safetensors":
+        return _read_safetensors(files, select)
+    return _read_torch(files, select)
+
+
+def _canonical_name(name):
+    """Strips the ``bert.`` prefix and maps old ``gamma``/``beta`` names."""
+    if name.startswith("bert."):
+        name = name[len("bert."):]
+    if ".LayerNorm." in name or name.startswith("LayerNorm."):
+        if name.endswith(".gamma"):
+            name = name[: -len("gamma")] + "weight"
+        elif name.endswith(".beta"):
+            name = name[: -len("beta")] + "bias"
+    return name
+
+
+def hf_tokenizer_settings(path):
+    """WordPiece settings of a Hugging Face BERT folder.
+
+    Args:
+        path: the checkpoint folder (holding ``vocab.txt`` and usually
+            ``tokenizer_config.json``).
+
+    Returns:
+        A dict ``{"vocabulary_path": str, "lowercase": bool,
+        "strip_accents": bool}``: ``do_lower_case`` (default True, as
+        ``BertTokenizer``) and ``strip_accents`` (when unset, it follows
+        ``lowercase``, as ``BertTokenizer``).
+    """
+    path = Path(path)
+    vocabulary = path / VOCABULARY_FILE
+    if not vocabulary.is_file():
+        raise PresetError(
+            f"The Hugging Face BERT folder {path} has no {VOCABULARY_FILE}, "
+            "the WordPiece vocabulary (a fast-tokenizer-only tokenizer.json is "
+            "not read): copy the vocab.txt of the original checkpoint there."
+        )
+    settings = {}
+    config_path = path / TOKENIZER_CONFIG_FILE
+    if config_path.is_file():
+        settings = read_json(config_path)
+    lowercase = settings.get("do_lower_case")
+    lowercase = True if lowercase is None else bool(lowercase)
+    strip_accents = settings.get("strip_accents")
+    strip_accents = lowercase if strip_accents is None else bool(strip_accents)
+    return {
+        "vocabulary_path": str(vocabulary),
+        "lowercase": lowercase,
+        "strip_accents": strip_accents,
+    }
+
+
+def _hf_shape(variable_shape, layout):
+    """The checkpoint shape that a variable of ``variable_shape`` takes."""
+    s = tuple(variable_shape)
+    if layout == "copy":
+        return s
+    if layout == "linear":  # kernel (in, out) <- torch Linear (out, in)
+        return (s[1], s[0])
+    if layout == "qkv_kernel":  # (hidden, heads, head_dim) <- (heads*head_dim, hidden)
+        return (s[1] * s[2], s[0])
+    if layout == "qkv_bias":  # (heads, head_dim) <- (heads*head_dim,)
+        return (s[0] * s[1],)
+    if layout == "attention_output_kernel":  # (heads, head_dim, hidden) <- (hidden, heads*head_dim)
+        return (s[2], s[0] * s[1])
+    raise ValueError(layout)
+
+
+def _to_variable_layout(array, variable_shape, layout):
+    if layout in ("linear", "qkv_kernel", "attention_output_kernel"):
+        array = array.T
+    return np.reshape(array, tuple(variable_shape))
+
+
+def _weight_map(backbone):
+    """``[(checkpoint name, variable, layout)]`` for every backbone variable."""
+    needed = ("token_embedding", "position_embedding", "segment_embedding",
+              "embeddings_layer_norm", "transformer_layers", "pooled_dense")
+    absent = [n for n in needed if not hasattr(backbone, n)]
+    if absent:
+        raise PresetError(
+            f"A Hugging Face BERT checkpoint loads into a BertBackbone; "
+            f"{type(backbone).__name__} lacks {', '.join(absent)}."
+        )
+    entries = [
+        ("embeddings.word_embeddings.weight", backbone.token_embedding.embeddings, "copy"),
+        ("embeddings.position_embeddings.weight",
+         backbone.position_embedding.embeddings, "copy"),
+        ("embeddings.token_type_embeddings.weight",
+         backbone.segment_embedding.embeddings, "copy"),
+        ("embeddings.LayerNorm.weight", backbone.embeddings_layer_norm.gamma, "copy"),
+        ("embeddings.LayerNorm.bias", backbone.embeddings_layer_norm.beta, "copy"),
+    ]
+    for i, block in enumerate(backbone.transformer_layers):
+        prefix = f"encoder.layer.{i}."
+        attention = block.self_attention_layer
+        for name, dense in (("query", attention.query_dense),
+                            ("key", attention.key_dense),
+                            ("value", attention.value_dense)):
+            entries.append((f"{prefix}attention.self.{name}.weight", dense.kernel,
+                            "qkv_kernel"))
+            entries.append((f"{prefix}attention.self.{name}.bias", dense.bias,
+                            "qkv_bias"))
+        entries += [
+            (f"{prefix}attention.output.dense.weight",
+             attention.output_dense.kernel, "attention_output_kernel"),
+            (f"{prefix}attention.output.dense.bias",
+             attention.output_dense.bias, "copy"),
+            (f"{prefix}attention.output.LayerNorm.weight",
+             block.self_attention_layer_norm.gamma, "copy"),
+            (f"{prefix}attention.output.LayerNorm.bias",
+             block.self_attention_layer_norm.beta, "copy"),
+            (f"{prefix}intermediate.dense.weight",
+             block.feedforward_intermediate_dense.kernel, "linear"),
+            (f"{prefix}intermediate.dense.bias",
+             block.feedforward_intermediate_dense.bias, "copy"),
+            (f"{prefix}output.dense.weight",
+             block.feedforward_output_dense.kernel, "linear"),
+            (f"{prefix}output.dense.bias", block.feedforward_output_dense.bias, "copy"),
+            (f"{prefix}output.LayerNorm.weight",
+             block.feedforward_layer_norm.gamma, "copy"),
+            (f"{prefix}output.LayerNorm.bias", block.feedforward_layer_norm.beta, "copy"),
+        ]
+    entries += [
+        ("pooler.dense.weight", backbone.pooled_dense.kernel, "linear"),
+        ("pooler.dense.bias", backbone.pooled_dense.bias, "copy"),
+    ]
+    return entries
+
+
+def _listing(names, limit=8):
+    names = sorted(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+@register_converter
+class HuggingFaceBertSource(PresetSource):
+    """A Hugging Face (transformers) BERT checkpoint folder.
+
+    ``matches`` accepts a folder whose ``config.json`` says
+    ``"model_type": "bert"`` (or, without a model type, names a ``Bert*``
+    architecture); a missing weights file is reported when weights are
+    loaded, so ``load_weights=False`` works with a config alone.
+
+    The MLM and NSP heads of a pretraining checkpoint (``cls.*`` tensors) are
+    not part of the backbone; ``load_head_tensors()`` returns them for the
+    heads that need them.
+    """
+
+    format_name = "Hugging Face BERT"
+
+    @classmethod
+    def matches(cls, path):
+        config = Path(path) / CONFIG_FILE
+        if not config.is_file():
+            return False
+        try:
+            return _is_bert_config(_read_config(path))
+        except PresetError:
+            return False
+
+    def _config(self):
+        config = _read_config(self.path)
+        if not _is_bert_config(config):
+            raise PresetError(f"{self.path / CONFIG_FILE} is not a BERT config.")
+        return {**_HF_DEFAULTS, **config}
+
+    def backbone_config(self):
+        config = self._config()
+        where = self.path / CONFIG_FILE
+        position_type = config.get("position_embedding_type", "absolute")
+        if position_type != "absolute":
+            raise PresetError(
+                f"{where} has position_embedding_type={position_type!r}; "
+                "BertBackbone has learned absolute positions only."
+            )
+        if config.get("is_decoder") or config.get("add_cross_attention"):
+            raise PresetError(
+                f"{where} describes a BERT decoder (is_decoder / "
+                "add_cross_attention); BertBackbone is a bidirectional encoder."
+            )
+        act = config["hidden_act"]
+        if not isinstance(act, str) or act not in _ACTIVATIONS:
+            raise PresetError(
+                f"{where} has hidden_act={act!r}, which kzoo does not map; "
+                f"known: {', '.join(sorted(_ACTIVATIONS))}."
+            )
+        return {
+            "module": "kzoo.models.bert.bert_backbone",
+            "class_name": "BertBackbone",
+            "registered_name": "kzoo>BertBackbone",
+            "config": {
+                "vocabulary_size": int(config["vocab_size"]),
+                "num_layers": int(config["num_hidden_layers"]),
+                "num_heads": int(config["num_attention_heads"]),
+                "hidden_dim": int(config["hidden_size"]),
+                "intermediate_dim": int(config["intermediate_size"]),
+                "dropout": float(config["hidden_dropout_prob"]),
+                "max_sequence_length": int(config["max_position_embeddings"]),
+                "num_segments": int(config["type_vocab_size"]),
+                "layer_norm_epsilon": float(config["layer_norm_eps"]),
+                "activation": _ACTIVATIONS[act],
+            },
+        }
+
+    def _tensors(self, select=None):
+        """Checkpoint tensors by canonical name (``bert.`` stripped)."""
+        keep = None if select is None else (lambda name: select(_canonical_name(name)))
+        return {
+            _canonical_name(name): value
+            for name, value in read_hf_tensors(self.path, keep).items()
+        }
+
+    def load_backbone_weights(self, backbone):
+        """Copies the checkpoint into ``backbone``, all or nothing.
+
+        Every tensor is matched and its shape checked before any variable is
+        assigned: a shape mismatch or a missing tensor raises a PresetError
+        (naming the tensors and shapes) and leaves the backbone untouched.
+        A missing pooler keeps its random initialisation, and tensors the
+        backbone does not use (other than the ``cls.*`` heads and the
+        ``position_ids`` buffer) are named, each with a warning.
+        """
+        entries = _weight_map(backbone)
+        tensors = self._tensors()
+        where = f"{self.path} ({_weight_files(self.path)[1][0].name})"
+        missing, mismatched, optional_missing, plan = [], [], [], []
+        for name, variable, layout in entries:
+            if name not in tensors:
+                (optional_missing if name.startswith(_OPTIONAL_PREFIX)
+                 else missing).append(name)
+                continue
+            array = tensors[name]
+            wanted = _hf_shape(variable.shape, layout)
+            if tuple(array.shape) != wanted:
+                mismatched.append(
+                    f"{name} has shape {tuple(array.shape)} in the checkpoint but "
+                    f"the {type(backbone).__name__} expects {wanted}"
+                )
+                continue
+            plan.append((variable, _to_variable_layout(
+                np.asarray(array, dtype="float32"), variable.shape, layout)))
+        problems = []
+        if mismatched:
+            problems.append("; ".join(mismatched))
+        if missing:
+            problems.append(f"tensors missing from the checkpoint: {_listing(missing)}")
+        if problems:
+            raise PresetError(
+                f"The weights in {where} do not fit the {type(backbone).__name__} "
+                f"built from its config: " + "; ".join(problems) + ". Check that "
+                "config.json and the weights come from the same checkpoint (and "
+                "that no config override changes a size). Nothing was loaded."
+            )
+        used = {name for name, _, _ in entries}
+        unexpected = [
+            n for n in tensors
+            if n not in used and not n.startswith(_HEAD_PREFIX) and n not in _BUFFERS
+        ]
+        for variable, value in plan:
+            variable.assign(value)
+        if optional_missing:
+            warnings.warn(
+                f"{where} has no pooler ({_listing(optional_missing)}): "
+                "pooled_output uses a randomly initialised dense layer.",
+                stacklevel=2,
+            )
+        if unexpected:
+            warnings.warn(
+                f"{where} holds tensors the {type(backbone).__name__} does not "
+                f"use: {_listing(unexpected)}.",
+                stacklevel=2,
+            )
+
+    def load_head_tensors(self):
+        """The pretraining head tensors of the checkpoint, as stored.
+
+        Returns:
+            A dict from Hugging Face name to numpy array for every ``cls.*``
+            tensor (empty for a plain ``BertModel``), in PyTorch layout
+            (``Linear`` weights are ``[out, in]``): the MLM head
+            ``cls.predictions.transform.dense.{weight,bias}``,
+            ``cls.predictions.transform.LayerNorm.{weight,bias}``,
+            ``cls.predictions.bias`` (output bias; the decoder weight, when
+            present as ``cls.predictions.decoder.weight``, is tied to the
+            token embeddings) and the next-sentence head
+            ``cls.seq_relationship.{weight,bias}``.
+        """
+        return self._tensors(select=lambda name: name.startswith(_HEAD_PREFIX))
+
+    def tokenizer_settings(self):
+        """``hf_tokenizer_settings`` of this folder."""
+        return hf_tokenizer_settings(self.path)
+
+    def load_tokenizer(self, cls=None, **kwargs):
+        from kzoo.models.bert.bert_tokenizer import BertTokenizer
+
+        settings = self.tokenizer_settings()
+        tokenizer_cls = cls if cls is not None and cls is not Tokenizer else BertTokenizer
+        if not issubclass(tokenizer_cls, WordPieceTokenizer):
+            raise PresetError(
+                f"{self.path} holds a WordPiece vocabulary; "
+                f"{tokenizer_cls.__name__} cannot read it."
+            )
+        config = dict(
+            vocabulary=settings["vocabulary_path"],
+            lowercase=settings["lowercase"],
+            strip_accents=settings["strip_accents"],
+        )
+        config.update(kwargs)
+        return tokenizer_cls(**config)

@@ -1,0 +1,154 @@
+"""TransformerEncoder against a numpy transcription of the BERT block."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from kzoo.layers.transformer_encoder import TransformerEncoder
+from kzoo.testing import assert_allclose, to_numpy
+
+HIDDEN, HEADS, INTERMEDIATE = 8, 2, 12
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(2, 5, HIDDEN)).astype("float32")
+PADDING = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _layer_norm(x, gamma, beta, eps):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def _reference(layer, x, padding_mask, activation, normalize_first=False):
+    """The block written out in numpy from the layer's weights."""
+    w = lambda v: to_numpy(v).astype("float64")  # noqa: E731
+    att = layer.self_attention_layer
+    b, t, h = x.shape
+    n = HEADS
+    d = h // n
+
+    def project(dense, inputs):  # [B, T, H] -> [B, N, T, D]
+        y = inputs @ w(dense.kernel).reshape(h, n * d) + w(dense.bias).reshape(n * d)
+        return y.reshape(b, t, n, d).transpose(0, 2, 1, 3)
+
+    def attention(inputs):
+        q, k, v = (project(dn, inputs) for dn in
+                   (att.query_dense, att.key_dense, att.value_dense))
+        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
+        keep = padding_mask.astype(bool)[:, None, None, :]
+        scores = np.where(keep, scores, -1e30)
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        ctx = (probs @ v).transpose(0, 2, 1, 3).reshape(b, t, n * d)
+        return ctx @ w(att.output_dense.kernel).reshape(n * d, h) + w(
+            att.output_dense.bias)
+
+    ln1 = lambda y: _layer_norm(y, w(layer.self_attention_layer_norm.gamma),  # noqa: E731
+                                w(layer.self_attention_layer_norm.beta), 1e-12)
+    ln2 = lambda y: _layer_norm(y, w(layer.feedforward_layer_norm.gamma),  # noqa: E731
+                                w(layer.feedforward_layer_norm.beta), 1e-12)
+
+    def ffn(y):
+        inner = activation(y @ w(layer.feedforward_intermediate_dense.kernel)
+                           + w(layer.feedforward_intermediate_dense.bias))
+        return inner @ w(layer.feedforward_output_dense.kernel) + w(
+            layer.feedforward_output_dense.bias)
+
+    x = x.astype("float64")
+    if normalize_first:
+        x = x + attention(ln1(x))
+        return x + ffn(ln2(x))
+    x = ln1(x + attention(x))
+    return ln2(x + ffn(x))
+
+
+def _randomised(**kwargs):
+    layer = TransformerEncoder(
+        intermediate_dim=INTERMEDIATE, num_heads=HEADS, layer_norm_epsilon=1e-12,
+        **kwargs)
+    layer.build(X.shape)
+    rng = np.random.default_rng(1)
+    # Random biases and layer-norm parameters too, so all of them are tested.
+    layer.set_weights([
+        (rng.normal(size=v.shape) * 0.5 + (1.0 if "gamma" in v.path else 0.0))
+        .astype("float32") for v in layer.weights
+    ])
+    return layer
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.3])  # fused and explicit attention
+def test_post_norm_block_matches_numpy(dropout):
+    layer = _randomised(activation="gelu", dropout=dropout)
+    out = layer(X, padding_mask=PADDING, training=False)
+    assert_allclose(out, _reference(layer, X, PADDING, _gelu), atol=2e-5, rtol=1e-4)
+
+
+def test_pre_norm_and_tanh_gelu_match_numpy():
+    layer = _randomised(activation="gelu_approximate", normalize_first=True)
+    out = layer(X, padding_mask=PADDING)
+    expected = _reference(layer, X, PADDING, _gelu_tanh, normalize_first=True)
+    assert_allclose(out, expected, atol=2e-5, rtol=1e-4)
+
+
+def test_padded_keys_are_ignored():
+    layer = _randomised(activation="relu")
+    changed = X.copy()
+    changed[1, 3:] = 100.0  # values behind the padding
+    a = to_numpy(layer(X, padding_mask=PADDING))
+    b = to_numpy(layer(changed, padding_mask=PADDING))
+    assert_allclose(a[1, :3], b[1, :3], atol=1e-5)
+    # A bool mask and an attention mask that allows everything agree.
+    c = layer(X, padding_mask=PADDING.astype(bool),
+              attention_mask=np.ones((2, 5, 5), "int32"))
+    assert_allclose(c, a, atol=1e-6)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.3])
+def test_fully_padded_sequence_stays_finite(dropout):
+    layer = _randomised(activation="relu", dropout=dropout)
+    out = to_numpy(layer(X, padding_mask=np.zeros((2, 5), "int32")))
+    # No real token: every key is attended (Hugging Face's behaviour).
+    assert np.isfinite(out).all()
+    assert_allclose(out, layer(X), atol=1e-5)
+
+
+def test_dropout_is_active_only_in_training():
+    layer = _randomised(activation="relu", dropout=0.5)
+    eval_out = to_numpy(layer(X, padding_mask=PADDING, training=False))
+    train_out = to_numpy(layer(X, padding_mask=PADDING, training=True))
+    assert not np.allclose(eval_out, train_out)
+
+
+def test_config_round_trip_and_serialization():
+    layer = _randomised(activation="gelu_approximate", dropout=0.1,
+                        kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
+    config = layer.get_config()
+    assert config["activation"] == "gelu_approximate"
+    restored = TransformerEncoder.from_config(config)
+    restored.build(X.shape)
+    restored.set_weights(layer.get_weights())
+    assert_allclose(restored(X, padding_mask=PADDING), layer(X, padding_mask=PADDING))
+    serialized = keras.saving.serialize_keras_object(layer)
+    assert serialized["registered_name"] == "kzoo>TransformerEncoder"
+    assert type(keras.saving.deserialize_keras_object(serialized)) is TransformerEncoder
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="divisible by `num_heads`=3"):
+        TransformerEncoder(intermediate_dim=4, num_heads=3)(X)
+    with pytest.raises(ValueError, match="`num_heads` must be a positive int"):
+        TransformerEncoder(intermediate_dim=4, num_heads=0)
+    with pytest.raises(ValueError, match="`activation` must be"):
+        TransformerEncoder(intermediate_dim=4, num_heads=2, activation="nope")
+    with pytest.raises(ValueError, match=r"`dropout` must be in \[0, 1\)"):
+        TransformerEncoder(intermediate_dim=4, num_heads=2, dropout=1.0)
