@@ -76,21 +76,25 @@ def _export_in_process(task, path, sequence_length):
         preprocessor = type(preprocessor).from_config(config)
     names = task.serving_input_names()
 
-    module = tf.Module()
-    module.task = task
-    module.preprocessor = preprocessor
-    module.tokenizer = preprocessor.tokenizer
+    # keras' ExportArchive tracks the variables so that both loaders work:
+    # TF2's tf.saved_model.load and TF1 sessions (saved_model_cli, Serving).
+    archive = keras.export.ExportArchive()
+    archive.track(task)
+    # The tokenizer's tables and models are TF objects: track them too.
+    archive._tf_trackable.preprocessor = preprocessor
+    archive._tf_trackable.tokenizer = preprocessor.tokenizer
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=n) for n in names])
     def serve(*texts):
         x = preprocessor(texts if len(texts) > 1 else texts[0])
         outputs = task.serving_outputs(task(x, training=False))
         return {k: tf.convert_to_tensor(v) for k, v in outputs.items()}
 
-    module.serve = serve
-    tf.saved_model.save(
-        module, path, signatures={"serving_default": serve.get_concrete_function()}
+    archive.add_endpoint(
+        "serving_default",
+        serve,
+        input_signature=[tf.TensorSpec([None], tf.string, name=n) for n in names],
     )
+    archive.write_out(path, verbose=False)
 
 
 def _export_through_tensorflow(task, path, sequence_length):

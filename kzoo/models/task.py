@@ -94,12 +94,12 @@ class Task(keras.Model):
         if isinstance(x, tf.data.Dataset):
             ds = x
         else:
+            # Always a tuple (x[, y[, sample_weight]]): tf.data passes its
+            # members as positional arguments, and a pair x = (a, b) stays x.
             items = tuple(
                 _as_slices(v) for v in (x, y, sample_weight) if v is not None
             )
-            ds = tf.data.Dataset.from_tensor_slices(
-                items if len(items) > 1 else items[0]
-            )
+            ds = tf.data.Dataset.from_tensor_slices(items)
             if shuffle:
                 ds = ds.shuffle(ds.cardinality(), reshuffle_each_iteration=True)
             ds = ds.batch(batch_size or 32)
@@ -107,8 +107,6 @@ class Task(keras.Model):
         preprocessor = self.preprocessor
 
         def apply(*data):
-            if len(data) == 1 and isinstance(data[0], tuple):
-                data = data[0]
             return preprocessor(*data)
 
         return ds.map(apply, num_parallel_calls=tf.data.AUTOTUNE).prefetch(

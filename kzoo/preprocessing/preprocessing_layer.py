@@ -49,6 +49,12 @@ def _python_to_tf(x, dtype):
     if isinstance(x, (list, tuple)):
         if len(x) == 0:
             return tf.constant([], dtype=dtype or tf.string)
+        if isinstance(x, tuple) or any(
+            not isinstance(v, (str, bytes, int, float, list, tuple)) for v in x
+        ):
+            # A tuple is a structure (segments), not data; so is a list of
+            # tensors or arrays: convert each element.
+            return type(x)(to_tf(v, dtype) for v in x)
         if all(isinstance(v, (str, bytes)) for v in x):
             return tf.constant(list(x), dtype=tf.string)  # numpy drops trailing NULs
         try:

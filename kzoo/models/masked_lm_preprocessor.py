@@ -1,0 +1,204 @@
+"""Strings → masked language model inputs and targets, for every family."""
+
+import math
+
+import keras
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.preprocessing.masked_lm_mask_generator import MaskedLMMaskGenerator
+from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
+from kzoo.preprocessing.preprocessing_layer import check_type
+
+
+@kzoo_export("kzoo.models.MaskedLMPreprocessor")
+class MaskedLMPreprocessor(Preprocessor):
+    """Tokenizes, packs and masks text for masked language modeling.
+
+    ``x`` is a batch of strings, or a tuple of batches (sentence pairs). The
+    segments are tokenized, truncated to fit ``sequence_length`` and packed
+    by the shared ``MultiSegmentPacker`` between the family's special tokens
+    (BERT: ``[CLS] a [SEP] (b [SEP])``), then the shared
+    ``MaskedLMMaskGenerator`` picks about ``mask_selection_rate`` of the real
+    tokens (never the special tokens nor the padding) and corrupts them:
+    ``mask_token_rate`` of them become the mask token, ``random_token_rate``
+    a random token, the rest stay as they are.
+
+    Family subclasses set ``tokenizer_cls`` and the special-token names
+    ``start_token``, ``sep_token``, ``end_token`` and ``mask_token``.
+
+    Args:
+        tokenizer: the family's tokenizer.
+        sequence_length: int. Length of the packed sequence. Default 128.
+        truncate: str. ``"round_robin"`` or ``"waterfall"`` (see
+            ``MultiSegmentPacker``).
+        mask_selection_rate: float. Fraction of the real tokens predicted.
+            Defaults to 0.15.
+        mask_selection_length: int or None. Width of the ``mask_*`` tensors,
+            the most tokens predicted per sequence. None (the default) uses
+            ``ceil(mask_selection_rate * sequence_length)``, which is never
+            exceeded, so no selected token is dropped and every batch has the
+            same shape.
+        mask_token_rate: float. Share of the selected tokens replaced by the
+            mask token. Defaults to 0.8.
+        random_token_rate: float. Share replaced by a random token. Defaults
+            to 0.1.
+        seed: int or None. Seed of the masking stream: the same seed gives
+            the same masks for the same calls, eagerly and in ``tf.data``.
+
+    Call arguments:
+        x: a string batch, or a tuple of string batches (one per segment).
+        y: must be None: the targets are made here.
+        sample_weight: must be None: the weights are made here.
+
+    Returns:
+        ``(x, y, sample_weight)``: ``x`` is a dict of ``token_ids`` (with
+        the corrupted tokens), ``segment_ids``, ``padding_mask`` and
+        ``mask_positions``; ``y`` is ``mask_ids`` (the original tokens at
+        those positions) and ``sample_weight`` is ``mask_weights`` (1.0 for
+        a real prediction, 0.0 for padding of the ``mask_*`` tensors).
+    """
+
+    start_token = None
+    sep_token = None
+    end_token = None
+    mask_token = None
+
+    def __init__(
+        self,
+        tokenizer=None,
+        sequence_length=128,
+        truncate="round_robin",
+        mask_selection_rate=0.15,
+        mask_selection_length=None,
+        mask_token_rate=0.8,
+        random_token_rate=0.1,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(tokenizer=tokenizer, **kwargs)
+        check_type("sequence_length", sequence_length, int, "an int >= 2")
+        if sequence_length < 2:
+            raise ValueError(
+                f"`sequence_length` must be an int >= 2, got {sequence_length!r}."
+            )
+        if mask_selection_length is not None:
+            check_type("mask_selection_length", mask_selection_length, int,
+                       "a positive int or None")
+            if mask_selection_length < 1:
+                raise ValueError(
+                    "`mask_selection_length` must be a positive int or None, "
+                    f"got {mask_selection_length}."
+                )
+        if seed is not None:
+            check_type("seed", seed, int, "an int or None")
+        self.sequence_length = sequence_length
+        self.truncate = truncate
+        self.mask_selection_rate = mask_selection_rate
+        self.mask_selection_length = mask_selection_length
+        self.mask_token_rate = mask_token_rate
+        self.random_token_rate = random_token_rate
+        self.seed = seed
+        # Built on first call, once the vocabulary is known; built now when it
+        # is, so that bad rates are reported at construction.
+        self.packer = None
+        self.masker = None
+        if tokenizer is not None and _has_vocabulary(tokenizer):
+            self._build()
+
+    def _token_id(self, token):
+        if token is None:
+            return None
+        token_id = self.tokenizer.token_to_id(token)
+        if token_id is None:
+            raise ValueError(
+                f"The tokenizer's vocabulary has no {token!r}, which "
+                f"{type(self).__name__} needs: add it to the vocabulary."
+            )
+        return token_id
+
+    def _build(self):
+        start = self._token_id(self.start_token)
+        sep = self._token_id(self.sep_token)
+        end = self._token_id(self.end_token)
+        pad = self.tokenizer.pad_token_id or 0
+        self.packer = MultiSegmentPacker(
+            sequence_length=self.sequence_length,
+            start_value=start,
+            sep_value=sep,
+            end_value=end,
+            pad_value=pad,
+            truncate=self.truncate,
+        )
+        unselectable = sorted({i for i in (start, sep, end, pad) if i is not None})
+        width = self.mask_selection_length
+        if width is None:
+            width = max(1, math.ceil(self.mask_selection_rate * self.sequence_length))
+        self.masker = MaskedLMMaskGenerator(
+            vocabulary_size=self.tokenizer.vocabulary_size(),
+            mask_token_id=self._token_id(self.mask_token),
+            mask_selection_rate=self.mask_selection_rate,
+            mask_selection_length=width,
+            unselectable_token_ids=tuple(unselectable),
+            mask_token_rate=self.mask_token_rate,
+            random_token_rate=self.random_token_rate,
+            seed=self.seed,
+        )
+
+    def reset_seed(self, seed=None):
+        """Restarts the masking stream (from ``seed``, or the layer's own)."""
+        if seed is not None:
+            self.seed = seed
+        if self.masker is not None:
+            self.masker.reset_seed(self.seed)
+
+    def pack_and_mask(self, segments):
+        """Token id segments (TF ragged) → the masked model inputs.
+
+        Returns:
+            ``(x, mask_ids, mask_weights)`` as in ``call``.
+        """
+        if self.packer is None:
+            self._build()
+        packed = self.packer(tuple(segments))
+        masked = self.masker(packed["token_ids"])
+        x = {
+            "token_ids": masked["token_ids"],
+            "segment_ids": packed["segment_ids"],
+            "padding_mask": packed["padding_mask"],
+            "mask_positions": masked["mask_positions"],
+        }
+        return x, masked["mask_ids"], masked["mask_weights"]
+
+    def call(self, x, y=None, sample_weight=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} makes its own targets (the masked "
+                "token ids) and weights: pass only text, got "
+                + ("`y`" if y is not None else "`sample_weight`") + "."
+            )
+        segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        x, mask_ids, mask_weights = self.pack_and_mask(
+            self.tokenizer(s) for s in segments
+        )
+        return keras.utils.pack_x_y_sample_weight(x, mask_ids, mask_weights)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            sequence_length=self.sequence_length,
+            truncate=self.truncate,
+            mask_selection_rate=self.mask_selection_rate,
+            mask_selection_length=self.mask_selection_length,
+            mask_token_rate=self.mask_token_rate,
+            random_token_rate=self.random_token_rate,
+            seed=self.seed,
+        )
+        return config
+
+
+def _has_vocabulary(tokenizer):
+    try:
+        return bool(tokenizer.get_vocabulary())
+    except (ValueError, TypeError, AttributeError):
+        return False

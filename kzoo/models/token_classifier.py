@@ -1,0 +1,177 @@
+"""A per-token classification head on any backbone: one label per word."""
+
+import keras
+import numpy as np
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.task import Task
+from kzoo.preprocessing.preprocessing_layer import to_tf
+
+
+def word_predictions(logits, word_ids, num_words):
+    """Per-token logits → one predicted label per word (first-piece rule).
+
+    Args:
+        logits: float array ``[batch, length, num_classes]``.
+        word_ids: int array ``[batch, length]``: the word each position came
+            from, -1 for special tokens and padding (the preprocessor's
+            ``word_ids``).
+        num_words: list of int, the number of words of each sentence.
+
+    Returns:
+        A list (one per sentence) of lists of int: the arg-max label at the
+        first piece of each word, or -1 for a word with no position (cut by
+        truncation, or a word that tokenizes to nothing).
+
+    Example:
+    >>> logits = np.array([[[0, 0], [1, 0], [0, 9], [0, 1], [0, 0]]], "float32")
+    >>> word_ids = np.array([[-1, 0, 0, 1, -1]])
+    >>> word_predictions(logits, word_ids, [3])
+    [[0, 1, -1]]
+    """
+    logits = np.asarray(logits)
+    word_ids = np.asarray(word_ids)
+    labels = logits.argmax(-1) if logits.size else np.zeros(word_ids.shape, int)
+    results = []
+    for row, count in enumerate(num_words):
+        predicted = [-1] * int(count)
+        for position in range(word_ids.shape[1] - 1, -1, -1):  # first piece wins
+            word = int(word_ids[row, position])
+            if 0 <= word < count:
+                predicted[word] = int(labels[row, position])
+        results.append(predicted)
+    return results
+
+
+@kzoo_export("kzoo.models.TokenClassifier")
+class TokenClassifier(Task):
+    """Backbone → every position's hidden state → dropout → dense logits.
+
+    Token classification (named-entity recognition, part-of-speech tagging)
+    as in the BERT paper (section 4.3): one label per word, read from the
+    word's first piece. The model gives logits ``[batch, length,
+    num_classes]`` for every position; ``predict_words`` maps them back to
+    the words. ``compile()`` defaults to Adam at 5e-5, sparse categorical
+    cross-entropy on logits averaged over the labelled pieces
+    (``reduction="mean_with_sample_weight"``, the weights from the
+    preprocessor) and a weighted accuracy over the same pieces.
+
+    Args:
+        backbone: the family backbone.
+        num_classes: int. Number of labels.
+        preprocessor: a ``TokenClassifierPreprocessor`` or None (then ``fit``
+            takes the packed tensors).
+        dropout: float. Dropout before the output layer.
+        activation: None (logits, the default) or "softmax".
+    """
+
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
+                 activation=None, **kwargs):
+        if (not isinstance(num_classes, int) or isinstance(num_classes, bool)
+                or num_classes < 1):
+            raise ValueError(
+                f"`num_classes` must be a positive int, got {num_classes!r}."
+            )
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
+            activation=activation,
+            dtype=backbone.dtype_policy,
+            name="logits",
+        )
+        inputs = backbone.input
+        sequence = backbone(inputs)["sequence_output"]
+        outputs = self.output_dense(self.output_dropout(sequence))
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.num_classes = num_classes
+        self.dropout = dropout
+        self.activation = keras.activations.get(activation)
+        self.compile()
+
+    def _outputs_logits(self):
+        return self.activation in (None, keras.activations.linear)
+
+    def compile(self, optimizer="auto", loss="auto", metrics=None,
+                weighted_metrics="auto", **kwargs):
+        """Adam(5e-5), cross-entropy over the labelled pieces, weighted accuracy."""
+        if optimizer == "auto":
+            optimizer = keras.optimizers.Adam(5e-5)
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(
+                from_logits=self._outputs_logits(),
+                reduction="mean_with_sample_weight",
+            )
+        if weighted_metrics == "auto":
+            weighted_metrics = [
+                keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
+                        weighted_metrics=weighted_metrics, **kwargs)
+
+    def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
+                            shuffle=False):
+        # Sentences have different numbers of words: ragged tensors, which
+        # tf.data slices and batches (Python lists of lists would not).
+        if isinstance(x, (list, tuple)):
+            x = to_tf(list(x), "string")
+        if isinstance(y, (list, tuple)):
+            y = to_tf(list(y), "int32")
+        if isinstance(sample_weight, (list, tuple)):
+            sample_weight = to_tf(list(sample_weight), "float32")
+        return super()._preprocess_dataset(x, y, sample_weight, batch_size, shuffle)
+
+    def predict_words(self, words, batch_size=32):
+        """Predicted label ids, one per word.
+
+        Args:
+            words: a list of sentences, each a list of words (or a string,
+                split on whitespace).
+            batch_size: int. Sentences per forward pass.
+
+        Returns:
+            A list (one per sentence) of lists of int: the arg-max label at
+            each word's first piece. Words cut by truncation (and words that
+            tokenize to nothing) get -1: they were not seen by the model.
+        """
+        if self.preprocessor is None:
+            raise ValueError(
+                "`predict_words` needs the task's preprocessor: build the "
+                "task with `preprocessor=`."
+            )
+        if isinstance(words, str) or not isinstance(words, (list, tuple)):
+            raise TypeError(
+                "`words` must be a list of sentences (each a list of words "
+                f"or a string), got {type(words).__name__}."
+            )
+        results = []
+        for start in range(0, len(words), batch_size):
+            batch = list(words[start:start + batch_size])
+            num_words = [len(s) for s in self.preprocessor.split_words(batch)]
+            x = self.preprocessor(batch)
+            word_ids = keras.ops.convert_to_numpy(self.preprocessor.word_ids(batch))
+            logits = keras.ops.convert_to_numpy(self.predict_on_batch(x))
+            results.extend(word_predictions(logits, word_ids, num_words))
+        return results
+
+    def serving_outputs(self, outputs):
+        """Per-position ``logits`` and ``probabilities`` (and ``predictions``)."""
+        if self._outputs_logits():
+            probabilities = keras.ops.softmax(outputs, axis=-1)
+            named = {"logits": outputs, "probabilities": probabilities}
+        else:
+            probabilities = outputs
+            named = {"probabilities": outputs}
+        named["predictions"] = keras.ops.argmax(probabilities, axis=-1)
+        return named
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_classes=self.num_classes,
+            dropout=self.dropout,
+            activation=keras.activations.serialize(self.activation)
+            if not self._outputs_logits() else None,
+        )
+        return config

@@ -1,0 +1,211 @@
+"""BertMaskedLMPreprocessor and BertMaskedLM (numerics against transformers)."""
+
+import json
+import warnings
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.models.bert.bert_masked_lm import BertMaskedLM
+from kzoo.models.bert.bert_masked_lm_preprocessor import BertMaskedLMPreprocessor
+from kzoo.models.bert.bert_tokenizer import BertTokenizer
+from kzoo.presets.errors import PresetError
+from kzoo.testing import (
+    assert_all_equal,
+    assert_allclose,
+    run_saving_test,
+    to_numpy,
+)
+
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog",
+              "sat", "ran", "on", "mat", "a", "big", "red"]
+TEXTS = ["the cat sat on the mat", "a dog ran", "the big red dog sat",
+         "a cat ran on a mat"]
+SPECIAL_IDS = (0, 2, 3)  # [PAD], [CLS], [SEP]
+
+
+def _tokenizer():
+    return BertTokenizer(vocabulary=VOCABULARY)
+
+
+def _preprocessor(**kwargs):
+    kwargs.setdefault("sequence_length", 10)
+    return BertMaskedLMPreprocessor(_tokenizer(), **kwargs)
+
+
+def _backbone():
+    return BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=2, num_heads=2,
+                        hidden_dim=8, intermediate_dim=16, max_sequence_length=10)
+
+
+# === Preprocessor ===
+def test_preprocessor_masks_every_real_token_exactly():
+    pre = _preprocessor(mask_selection_rate=1.0, mask_token_rate=1.0,
+                        random_token_rate=0.0, mask_selection_length=6, seed=3)
+    x, y, w = pre((["a dog ran"], ["the cat"]))
+    # [CLS] a dog ran [SEP] the cat [SEP]: the 5 words become [MASK].
+    assert_all_equal(x["token_ids"], [[2, 4, 4, 4, 3, 4, 4, 3, 0, 0]])
+    assert_all_equal(x["segment_ids"], [[0, 0, 0, 0, 0, 1, 1, 1, 0, 0]])
+    assert_all_equal(x["padding_mask"], [[1, 1, 1, 1, 1, 1, 1, 1, 0, 0]])
+    assert_all_equal(x["mask_positions"], [[1, 2, 3, 5, 6, 0]])
+    assert_all_equal(y, [[12, 7, 9, 5, 6, 0]])
+    assert_all_equal(w, [[1, 1, 1, 1, 1, 0]])
+
+
+def _assert_same_batches(a, b, msg=""):
+    """Equality of (x, y, sample_weight) tuples (assert_all_equal takes one)."""
+    assert len(a) == len(b), msg
+    for i, (u, v) in enumerate(zip(a, b)):
+        assert_all_equal(u, v, f"{msg} item {i}")
+
+
+def test_preprocessor_eager_equals_tf_data_and_config():
+    kwargs = {"tokenizer": _tokenizer(), "sequence_length": 10, "seed": 7,
+              "mask_selection_rate": 0.5}
+    x, y, w = BertMaskedLMPreprocessor(**kwargs)(TEXTS)
+    in_tf_data = BertMaskedLMPreprocessor(**kwargs)
+    ds = tf.data.Dataset.from_tensor_slices(TEXTS).batch(4).map(in_tf_data)
+    _assert_same_batches(next(iter(ds)), (x, y, w), "tf.data vs eager")
+    pre = BertMaskedLMPreprocessor(**kwargs)
+    config = keras.saving.serialize_keras_object(pre)
+    assert config["registered_name"] == "kzoo>BertMaskedLMPreprocessor"
+    restored = keras.saving.deserialize_keras_object(config)
+    restored.tokenizer.set_vocabulary(VOCABULARY)
+    _assert_same_batches(restored(TEXTS), (x, y, w), "config round trip")
+    ids, positions = to_numpy(x["token_ids"]), to_numpy(x["mask_positions"])
+    # Default width: ceil(0.5 * 10); specials and padding are never picked.
+    assert positions.shape == (4, 5) and to_numpy(y).shape == (4, 5)
+    original = to_numpy(BertMaskedLMPreprocessor(
+        **{**kwargs, "mask_selection_rate": 0.0})(TEXTS)[0]["token_ids"])
+    real = to_numpy(w).astype(bool)
+    for row in range(4):
+        picked = positions[row][real[row]]
+        assert not np.isin(original[row][picked], SPECIAL_IDS).any()
+        assert_all_equal(to_numpy(y)[row][real[row]], original[row][picked])
+        # Only picked positions may differ from the original.
+        changed = np.flatnonzero(ids[row] != original[row])
+        assert set(changed) <= set(picked)
+    # Half of the real tokens on average: 15 words in all here.
+    assert 3 <= real.sum() <= 12
+
+
+def test_preprocessor_seeds_and_empty_text():
+    a = _preprocessor(seed=11)(TEXTS)
+    _assert_same_batches(_preprocessor(seed=11)(TEXTS), a, "same seed")
+    other = _preprocessor(seed=12)(TEXTS)
+    assert not np.array_equal(to_numpy(other[0]["token_ids"]),
+                              to_numpy(a[0]["token_ids"]))
+    x, y, w = _preprocessor(seed=11)(["", "the"])
+    assert_all_equal(x["token_ids"][0], [2, 3] + [0] * 8)
+    assert float(to_numpy(w)[0].sum()) == 0.0
+    assert to_numpy(x["mask_positions"]).shape == (2, 2)  # ceil(0.15 * 10)
+
+
+def test_preprocessor_errors():
+    with pytest.raises(ValueError, match="makes its own targets"):
+        _preprocessor()(TEXTS, y=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match=r"no '\[MASK\]'"):
+        BertMaskedLMPreprocessor(BertTokenizer(vocabulary=VOCABULARY[:4] + ["x"]))
+    with pytest.raises(ValueError, match="mask_token_rate"):
+        _preprocessor(mask_token_rate=0.9, random_token_rate=0.2)
+    with pytest.raises(TypeError, match="mask_selection_length"):
+        _preprocessor(mask_selection_length=2.5)
+
+
+# === Task ===
+def test_fit_lowers_the_loss_and_loss_is_bert_s():
+    keras.utils.set_random_seed(0)
+    model = BertMaskedLM(_backbone(), preprocessor=_preprocessor(seed=1))
+    # The same masks every epoch: the loss must go down.
+    ds = tf.data.Dataset.from_tensor_slices(TEXTS).batch(4).map(
+        model.preprocessor).cache()
+    model.fit(TEXTS, batch_size=4, epochs=1, verbose=0)  # raw strings work
+    model.compile(optimizer=keras.optimizers.Adam(0.01))
+    history = model.fit(ds, epochs=6, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0]
+    assert set(history) == {"loss", "accuracy"}
+    # The loss is BERT's: mean cross-entropy over the real masked tokens.
+    x, y, w = next(iter(ds))
+    logits = to_numpy(model.predict_on_batch(x)).astype("float64")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(log_probs, to_numpy(y)[..., None], -1)[..., 0]
+    expected = (ce * to_numpy(w)).sum() / to_numpy(w).sum()
+    loss = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)["loss"]
+    assert abs(loss - expected) < 1e-4
+
+
+def test_keras_file_and_preset_round_trips(tmp_path):
+    model = BertMaskedLM(_backbone(), preprocessor=_preprocessor(seed=2))
+    x, _, _ = model.preprocessor(TEXTS)
+    restored = run_saving_test(model, x, tmp_path)
+    assert restored.masked_lm_head.token_embedding is restored.backbone.token_embedding
+    assert restored.preprocessor.get_config() == model.preprocessor.get_config()
+
+    model.save_to_preset(tmp_path / "preset")
+    loaded = BertMaskedLM.from_preset(str(tmp_path / "preset"))
+    assert_allclose(loaded.predict_on_batch(x), model.predict_on_batch(x), atol=1e-6)
+    assert loaded.preprocessor.seed == 2
+
+
+# === Hugging Face ===
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+TOKEN_IDS = np.array([[2, 5, 6, 8, 10, 5, 11, 3, 0, 0],
+                      [2, 12, 7, 9, 3, 5, 13, 14, 7, 3]], "int32")
+SEGMENT_IDS = np.array([[0] * 10, [0] * 5 + [1] * 5], "int32")
+PADDING_MASK = (TOKEN_IDS != 0).astype("int32")
+POSITIONS = np.array([[1, 3, 6], [2, 7, 0]], "int32")
+
+
+def _hf_folder(root, model_cls, tie=True):
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=len(VOCABULARY), hidden_size=8, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=16, max_position_embeddings=10,
+        tie_word_embeddings=tie)
+    model = model_cls(config).eval()
+    with torch.no_grad():  # non-trivial biases and layer norms
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.2)
+    model.save_pretrained(root)
+    (root / "vocab.txt").write_text("\n".join(VOCABULARY) + "\n")
+    (root / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True}))
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor(TOKEN_IDS, dtype=torch.long),
+                    token_type_ids=torch.tensor(SEGMENT_IDS, dtype=torch.long),
+                    attention_mask=torch.tensor(PADDING_MASK, dtype=torch.long))
+    return out
+
+
+def _inputs():
+    return {"token_ids": TOKEN_IDS, "segment_ids": SEGMENT_IDS,
+            "padding_mask": PADDING_MASK, "mask_positions": POSITIONS}
+
+
+def test_matches_transformers_bert_for_masked_lm(tmp_path):
+    out = _hf_folder(tmp_path, transformers.BertForMaskedLM)
+    expected = np.take_along_axis(out.logits.numpy(), POSITIONS[..., None], axis=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = BertMaskedLM.from_preset(str(tmp_path), sequence_length=10)
+    # BertForMaskedLM has no pooler (warned about); the head was loaded.
+    messages = " ".join(str(w.message) for w in caught)
+    assert "no pooler" in messages and "no masked LM head" not in messages
+    assert_allclose(model(_inputs()), expected, atol=1e-4, rtol=0)
+    assert isinstance(model.preprocessor, BertMaskedLMPreprocessor)
+
+
+def test_checkpoint_without_head_warns(tmp_path):
+    _hf_folder(tmp_path, transformers.BertModel)
+    with pytest.warns(UserWarning, match="no masked LM head"):
+        BertMaskedLM.from_preset(str(tmp_path))
+
+
+def test_untied_decoder_is_refused(tmp_path):
+    _hf_folder(tmp_path, transformers.BertForMaskedLM, tie=False)
+    with pytest.raises(PresetError, match="not tied"):
+        BertMaskedLM.from_preset(str(tmp_path))
