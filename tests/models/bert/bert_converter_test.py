@@ -219,8 +219,14 @@ def test_folder_errors(hf, tmp_path):
     _edit_config(folder, hidden_act="gelu_new")
     assert BertBackbone.from_preset(
         str(folder), load_weights=False).activation == "gelu_approximate"
-    with pytest.raises(NotImplementedError, match="WordPiece tokenizer not wired"):
-        HuggingFaceBertSource(hf["safetensors"]).load_tokenizer()
+    # The tokenizer comes from the folder's vocab.txt and tokenizer_config.json.
+    from kzoo.models.bert.bert_tokenizer import BertTokenizer
+
+    tokenizer = HuggingFaceBertSource(hf["safetensors"]).load_tokenizer()
+    assert isinstance(tokenizer, BertTokenizer) and tokenizer.lowercase
+    assert tokenizer.get_vocabulary() == VOCABULARY
+    with pytest.raises(PresetError, match="has no vocab.txt"):
+        HuggingFaceBertSource(folder).load_tokenizer()
 
 
 def test_converted_preset_round_trip(hf, tmp_path):
