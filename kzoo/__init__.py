@@ -1,22 +1,16 @@
 """kzoo: word2vec, ELMo, GPT and BERT for Keras 3 on TensorFlow, JAX and PyTorch.
 
 ``import kzoo`` imports every public module, so every class is registered for
-Keras serialization.
+Keras serialization. Model classes are also available at the top level
+(``kzoo.BertClassifier``).
 """
 
 __version__ = "0.1.0"
 
 from kzoo import datasets, export, layers, models, preprocessing, presets, tokenizers  # noqa: E402,F401,E501
-from kzoo.models import (  # noqa: E402,F401
-    Backbone,
-    BertBackbone,
-    BertClassifier,
-    BertClassifierPreprocessor,
-    BertTokenizer,
-    Preprocessor,
-    Task,
-    TextClassifier,
-)
+
+# Every model class at the top level too: kzoo.BertClassifier, kzoo.BertBackbone, ...
+globals().update({k: v for k, v in vars(models).items() if isinstance(v, type)})
 from kzoo.presets import list_presets  # noqa: E402,F401
 from kzoo.presets.errors import OfflineError, PresetError  # noqa: E402,F401
 from kzoo.tokenizers import Tokenizer  # noqa: E402,F401

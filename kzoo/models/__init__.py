@@ -1,15 +1,41 @@
-"""Model classes: the base classes, shared tasks and one folder per family."""
+"""Model classes: the base classes, tasks shared by all families, one folder per family."""
 
+# Base classes and family-agnostic tasks.
 from kzoo.models.backbone import Backbone  # noqa: F401
-from kzoo.models.bert.bert_backbone import BertBackbone  # noqa: F401
-from kzoo.models.bert.bert_classifier import BertClassifier  # noqa: F401
-from kzoo.models.bert.bert_classifier_preprocessor import (  # noqa: F401
-    BertClassifierPreprocessor,
-)
-from kzoo.models.bert.bert_tokenizer import BertTokenizer  # noqa: F401
+from kzoo.models.masked_lm import MaskedLM  # noqa: F401
+from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor  # noqa: F401
+from kzoo.models.multiple_choice import MultipleChoice  # noqa: F401
+from kzoo.models.multiple_choice_preprocessor import MultipleChoicePreprocessor  # noqa: F401
 from kzoo.models.preprocessor import Preprocessor  # noqa: F401
+from kzoo.models.question_answerer import QuestionAnswerer  # noqa: F401
+from kzoo.models.question_answerer_preprocessor import (  # noqa: F401
+    QuestionAnswererPreprocessor,
+)
 from kzoo.models.task import Task  # noqa: F401
 from kzoo.models.text_classifier import TextClassifier  # noqa: F401
-from kzoo.models.text_classifier_preprocessor import (  # noqa: F401
-    TextClassifierPreprocessor,
+from kzoo.models.text_classifier_preprocessor import TextClassifierPreprocessor  # noqa: F401
+from kzoo.models.token_classifier import TokenClassifier  # noqa: F401
+from kzoo.models.token_classifier_preprocessor import TokenClassifierPreprocessor  # noqa: F401
+
+# BERT.
+from kzoo.models.bert.bert_backbone import BertBackbone  # noqa: F401
+from kzoo.models.bert.bert_classifier import BertClassifier  # noqa: F401
+from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor  # noqa: F401
+from kzoo.models.bert.bert_features import BertFeatures  # noqa: F401
+from kzoo.models.bert.bert_masked_lm import BertMaskedLM  # noqa: F401
+from kzoo.models.bert.bert_masked_lm_preprocessor import BertMaskedLMPreprocessor  # noqa: F401
+from kzoo.models.bert.bert_multiple_choice import BertMultipleChoice  # noqa: F401
+from kzoo.models.bert.bert_multiple_choice_preprocessor import (  # noqa: F401
+    BertMultipleChoicePreprocessor,
 )
+from kzoo.models.bert.bert_pretrainer import BertPretrainer  # noqa: F401
+from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor  # noqa: F401
+from kzoo.models.bert.bert_question_answerer import BertQuestionAnswerer  # noqa: F401
+from kzoo.models.bert.bert_question_answerer_preprocessor import (  # noqa: F401
+    BertQuestionAnswererPreprocessor,
+)
+from kzoo.models.bert.bert_token_classifier import BertTokenClassifier  # noqa: F401
+from kzoo.models.bert.bert_token_classifier_preprocessor import (  # noqa: F401
+    BertTokenClassifierPreprocessor,
+)
+from kzoo.models.bert.bert_tokenizer import BertTokenizer  # noqa: F401
