@@ -61,8 +61,9 @@ def best_span(start_logits, end_logits, max_answer_length=30, mask=None):
         logits = np.where(mask, logits, -np.inf)
         top = np.max(logits, axis=-1, keepdims=True)
         top = np.where(np.isfinite(top), top, 0.0)
-        total = np.log(np.sum(np.exp(logits - top), axis=-1, keepdims=True))
-        return logits - top - total
+        total = np.sum(np.exp(logits - top), axis=-1, keepdims=True)
+        # A row without allowed positions stays at -inf everywhere.
+        return logits - top - np.log(np.where(total > 0, total, 1.0))
 
     length = start_logits.shape[-1]
     scores = (log_softmax(start_logits)[:, :, None]

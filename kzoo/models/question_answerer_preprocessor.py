@@ -129,8 +129,12 @@ class QuestionAnswererPreprocessor(Preprocessor):
         if self.packer is None:
             self._build_packer()
         questions, contexts = self._split_x(x)
-        question_ids = tf.cast(self.tokenizer(questions), tf.int32)
-        context = self.tokenizer.tokenize_with_offsets(contexts)
+        # One tokenizer call for both (half the graph to build in tf.data).
+        batch = tf.shape(questions)[0]
+        tokens = self.tokenizer.tokenize_with_offsets(
+            tf.concat([questions, contexts], axis=0))
+        question_ids = tf.cast(tokens["token_ids"][:batch], tf.int32)
+        context = {key: value[batch:] for key, value in tokens.items()}
         context_ids = tf.cast(context["token_ids"], tf.int32)
         packed = self.packer((question_ids, context_ids))
 

@@ -1,6 +1,7 @@
 """Pre-split words (+ word labels) → packed token ids and per-token labels."""
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
@@ -220,10 +221,14 @@ class TokenClassifierPreprocessor(Preprocessor):
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
         # Word labels and weights are ragged lists: convert each as a whole
         # (the base class converts nested lists leaf by leaf).
-        if isinstance(y, (list, tuple)):
-            y = to_tf(y, tf.int32)
-        if isinstance(sample_weight, (list, tuple)):
-            sample_weight = to_tf(sample_weight, tf.float32)
+        def ragged(value):
+            return isinstance(value, (list, tuple)) or (
+                isinstance(value, np.ndarray) and value.dtype == object)
+
+        if ragged(y):
+            y = to_tf(list(y), tf.int32)
+        if ragged(sample_weight):
+            sample_weight = to_tf(list(sample_weight), tf.float32)
         return super().__call__(x, y, sample_weight, **kwargs)
 
     def call(self, x, y=None, sample_weight=None):
