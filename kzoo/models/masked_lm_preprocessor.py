@@ -109,7 +109,10 @@ class MaskedLMPreprocessor(Preprocessor):
     def _token_id(self, token):
         if token is None:
             return None
-        token_id = self.tokenizer.token_to_id(token)
+        try:
+            token_id = self.tokenizer.token_to_id(token)
+        except KeyError:
+            token_id = None
         if token_id is None:
             raise ValueError(
                 f"The tokenizer's vocabulary has no {token!r}, which "

@@ -130,6 +130,8 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
                     "With documents, the next-sentence labels are made here: "
                     "pass `y=None`."
                 )
+            if x.shape.rank == 1 and x.shape[0] == 0:  # `[]`: no documents
+                x = tf.zeros([0, 0], tf.string)
             if x.dtype != tf.string or x.shape.rank != 2:
                 raise ValueError(
                     "`x` must be a batch of documents, each a list of sentences "
