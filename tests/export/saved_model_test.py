@@ -63,6 +63,7 @@ def test_single_text_classifier_exports_and_serves(tmp_path):
     assert "probabilities" in result.stdout and "logits" in result.stdout
 
 
+@pytest.mark.large  # a second export + serve round: ~1 min on jax / torch
 def test_pair_classifier_exports_two_string_inputs(tmp_path):
     model = tiny_classifier(num_classes=3, num_segments=2)
     first, second = TEXTS[:3], TEXTS[3:6]
