@@ -1,0 +1,77 @@
+"""Timing helpers shared by the benchmarks in bench/ (no library imports)."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def time_calls(fn, warmup, reps):
+    """Calls ``fn()`` ``warmup`` times untimed, then ``reps`` times timed.
+
+    ``fn`` must block until its work is done (convert its result to numpy,
+    or read a loss value), so that asynchronous backends are timed fully.
+
+    Returns:
+        A dict with ``first_s`` (the first warmup call: tracing and
+        compilation included), ``times_s`` (the timed calls) and
+        ``median_s`` and ``cpu_median_s``.
+    """
+    first = None
+    for i in range(warmup):
+        start = time.perf_counter()
+        fn()
+        if i == 0:
+            first = time.perf_counter() - start
+    times, cpu_times = [], []
+    for _ in range(reps):
+        start, cpu_start = time.perf_counter(), time.process_time()
+        fn()
+        times.append(time.perf_counter() - start)
+        cpu_times.append(time.process_time() - cpu_start)
+    return {
+        "first_s": first,
+        "times_s": [round(t, 4) for t in times],
+        "median_s": statistics.median(times),
+        # CPU seconds of this process (all threads): less sensitive than wall
+        # time to other processes on a shared machine, but inflated by
+        # threads that spin while they wait (OpenMP).
+        "cpu_median_s": statistics.median(cpu_times),
+    }
+
+
+def machine_info():
+    """CPU count and load average: context for numbers from a shared box."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"cpus": os.cpu_count(), "load_avg": load}
+
+
+def run_worker(argv, env_overrides=None, timeout=None):
+    """Runs ``python <argv>`` in a fresh process; returns its last JSON line.
+
+    A failed worker gives ``{"error": <last lines of its output>}`` instead
+    of raising, so one broken row doesn't end a whole benchmark run.
+    """
+    env = dict(os.environ)
+    env.update(env_overrides or {})
+    try:
+        proc = subprocess.run(
+            [sys.executable, *argv], env=env, capture_output=True, text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    for line in reversed(proc.stdout.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                break
+    tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
+    return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}

@@ -1,0 +1,494 @@
+"""Benchmark kzoo's BERT against keras-hub and transformers (MiniLM-L6 shape).
+
+Config: 6 layers, hidden 384, 12 heads, FFN 1536, vocabulary 30522, random
+weights, random token ids, batch 32 x length 128 (no padding). Measures
+inference (backbone forward, sequences/s) and fine-tuning (classifier with 2
+classes, Adam 5e-5, one ``train_on_batch`` step, steps/s) for:
+
+    kzoo-tf  kzoo-jax  kzoo-torch            kzoo.models.BertBackbone / BertClassifier
+    keras-hub-tf  keras-hub-jax  keras-hub-torch   keras_hub.models.BertBackbone / BertTextClassifier
+    transformers-torch                       transformers.BertModel / BertForSequenceClassification
+
+Keras reads its backend once per process, so the driver starts one worker
+process per row (``python bench/bert.py --worker kzoo --backend jax``), each
+printing one JSON line, and prints one table with ratios to the best
+non-kzoo row. Run from the repository root:
+
+    .venv/bin/python bench/bert.py                    # full run (~10 min on 2 cores)
+    .venv/bin/python bench/bert.py --quick            # smoke run (batch 4 x 32)
+    .venv/bin/python bench/bert.py --dtype bfloat16   # kzoo's bf16 path
+    .venv/bin/python bench/bert.py --only kzoo --quantize int8 --train-reps 0
+    .venv/bin/python bench/bert.py --worker kzoo --backend torch --dtype bfloat16
+
+kzoo rows take ``--dtype`` (float32, bfloat16, mixed_bfloat16) and
+``--quantize int8``; the other rows stay float32 unless ``--others-dtype
+bfloat16``. With a non-float32 kzoo dtype or int8, the kzoo workers also
+compare the real MiniLM weights' outputs with float32 (accuracy lines).
+
+Never imported by the tests. See bench/README.md.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _timing  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# MiniLM-L6 (all-MiniLM-L6-v2) shape, in kzoo / keras-hub argument names.
+CONFIG = {
+    "vocabulary_size": 30522,
+    "num_layers": 6,
+    "num_heads": 12,
+    "hidden_dim": 384,
+    "intermediate_dim": 1536,
+    "max_sequence_length": 512,
+}
+NUM_CLASSES = 2
+LEARNING_RATE = 5e-5
+PRESET = "minilm_l6_en_uncased"  # real weights for the accuracy check
+
+BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+ROWS = (
+    ("kzoo", "tf"), ("kzoo", "jax"), ("kzoo", "torch"),
+    ("keras-hub", "tf"), ("keras-hub", "jax"), ("keras-hub", "torch"),
+    ("transformers", "torch"),
+)
+
+
+def default_jit(backend, phase, dtype):
+    """``jit_compile`` for a Keras row, as measured fastest here (README.md).
+
+    TensorFlow: XLA for float32 and int8 inference, but not for bfloat16
+    (XLA:CPU computes bf16 dots in float32, while TF's graph runs them on
+    oneDNN's AVX-512 bf16 kernels), and not for training (slower with XLA).
+    JAX: always (False would run op by op). torch: never (torch.compile took
+    1.5-4 minutes to compile here and gained little or nothing).
+    """
+    if backend == "tensorflow":
+        return phase == "infer" and "bfloat16" not in dtype
+    return backend == "jax"
+
+
+def phase_dtype(dtype, phase):
+    """Inference runs in ``dtype``; fine-tuning with ``--dtype bfloat16``
+    runs in ``mixed_bfloat16`` (float32 weights: Adam's small updates to bf16
+    weights would round away)."""
+    if phase == "train" and dtype == "bfloat16":
+        return "mixed_bfloat16"
+    return dtype
+
+
+def forward_flops_per_sequence(length):
+    """Multiply-adds x 2 of one BERT forward pass over ``length`` tokens
+    (dense layers and attention; embeddings, norms and softmax excluded)."""
+    h, f, n = CONFIG["hidden_dim"], CONFIG["intermediate_dim"], CONFIG["num_layers"]
+    per_token = 4 * h * h + 2 * h * f + 2 * length * h
+    return 2 * n * length * per_token
+
+
+# ----------------------------------------------------------------- workers
+
+
+def _random_batch(batch, length, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = {
+        "token_ids": rng.integers(
+            1, CONFIG["vocabulary_size"], (batch, length)).astype("int32"),
+        "segment_ids": np.zeros((batch, length), "int32"),
+        "padding_mask": np.ones((batch, length), "int32"),
+    }
+    y = rng.integers(0, NUM_CLASSES, (batch,)).astype("int32")
+    return x, y
+
+
+def _jit_setting(args, backend, phase, dtype):
+    if args.jit == "auto":
+        return default_jit(backend, phase, dtype)
+    return args.jit == "on"
+
+
+def _keras_worker(args):
+    import keras
+
+    backend = keras.config.backend()
+    if args.library == "kzoo":
+        import kzoo
+
+        backbone_cls, classifier_cls = kzoo.BertBackbone, kzoo.BertClassifier
+        dtype, quantize = args.dtype, args.quantize
+    else:
+        import keras_hub
+
+        backbone_cls = keras_hub.models.BertBackbone
+        classifier_cls = keras_hub.models.BertTextClassifier
+        dtype, quantize = args.others_dtype, None
+    x, y = _random_batch(args.batch, args.length)
+    result = {"dtype_infer": dtype, "dtype_train": phase_dtype(dtype, "train"),
+              "quantize": quantize}
+
+    def policy(d):
+        return None if d == "float32" else d
+
+    # --- inference: the backbone's predict step ---
+    if args.infer_reps:
+        backbone = backbone_cls(**CONFIG, dtype=policy(dtype))
+        if quantize:
+            backbone.quantize(quantize)
+        jit = _jit_setting(args, backend, "infer", dtype)
+        backbone.compile(jit_compile=jit)
+        result["jit_infer"] = jit
+        timing = _timing.time_calls(
+            lambda: backbone.predict_on_batch(x), args.warmup, args.infer_reps)
+        result["infer"] = timing
+        result["infer_seq_per_s"] = args.batch / timing["median_s"]
+        del backbone
+        keras.utils.clear_session()
+
+    # --- fine-tuning: the classifier's train step ---
+    if args.train_reps:
+        train_dtype = phase_dtype(dtype, "train")
+        backbone = backbone_cls(**CONFIG, dtype=policy(train_dtype))
+        classifier = classifier_cls(
+            backbone=backbone, num_classes=NUM_CLASSES, preprocessor=None)
+        jit = _jit_setting(args, backend, "train", train_dtype)
+        classifier.compile(
+            optimizer=keras.optimizers.Adam(LEARNING_RATE),
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            jit_compile=jit,
+        )
+        result["jit_train"] = jit
+        timing = _timing.time_calls(
+            lambda: classifier.train_on_batch(x, y), args.warmup, args.train_reps)
+        result["train"] = timing
+        result["train_steps_per_s"] = 1.0 / timing["median_s"]
+        del classifier, backbone
+        keras.utils.clear_session()
+
+    if args.library == "kzoo" and (dtype != "float32" or quantize):
+        result["accuracy"] = _accuracy_check(args)
+    result["versions"] = {"keras": keras.__version__}
+    return result
+
+
+def _accuracy_check(args):
+    """Max abs difference of the real MiniLM backbone's outputs in
+    ``args.dtype`` (and ``args.quantize``) against float32, on real text."""
+    import numpy as np
+    from keras import ops
+
+    import kzoo
+
+    texts = [
+        "The quick brown fox jumps over the lazy dog.",
+        "A man is playing a guitar on the stage tonight.",
+        "Benchmarks measured on a shared two-core machine are noisy.",
+        "BERT encodes each token in the context of the whole sentence.",
+    ]
+    preprocessor = kzoo.BertClassifierPreprocessor.from_preset(
+        PRESET, sequence_length=args.length)
+    x = preprocessor(texts)
+    x = {k: ops.convert_to_numpy(v) for k, v in x.items()}
+    reference = kzoo.BertBackbone.from_preset(PRESET)
+    variant = kzoo.BertBackbone.from_preset(
+        PRESET, dtype=None if args.dtype == "float32" else args.dtype)
+    if args.quantize:
+        variant.quantize(args.quantize)
+    ref = {k: ops.convert_to_numpy(ops.cast(v, "float32"))
+           for k, v in reference(x).items()}
+    out = {k: ops.convert_to_numpy(ops.cast(v, "float32"))
+           for k, v in variant(x).items()}
+    mask = x["padding_mask"].astype(bool)
+
+    def mean_pool(seq):  # all-MiniLM-L6-v2's sentence embedding
+        m = mask[..., None].astype("float32")
+        return (seq * m).sum(1) / m.sum(1)
+
+    a, b = mean_pool(ref["sequence_output"]), mean_pool(out["sequence_output"])
+    cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+    return {
+        "variant": args.dtype + (f"+{args.quantize}" if args.quantize else ""),
+        "sequence_output_max_abs_diff": float(np.abs(
+            ref["sequence_output"] - out["sequence_output"])[mask].max()),
+        "sequence_output_max_abs": float(np.abs(ref["sequence_output"])[mask].max()),
+        "pooled_output_max_abs_diff": float(np.abs(
+            ref["pooled_output"] - out["pooled_output"]).max()),
+        "mean_pooled_min_cosine": float(cosine.min()),
+    }
+
+
+def _transformers_worker(args):
+    import torch
+    import transformers
+
+    config = transformers.BertConfig(
+        vocab_size=CONFIG["vocabulary_size"],
+        hidden_size=CONFIG["hidden_dim"],
+        num_hidden_layers=CONFIG["num_layers"],
+        num_attention_heads=CONFIG["num_heads"],
+        intermediate_size=CONFIG["intermediate_dim"],
+        max_position_embeddings=CONFIG["max_sequence_length"],
+        num_labels=NUM_CLASSES,
+    )
+    x, y = _random_batch(args.batch, args.length)
+    inputs = {
+        "input_ids": torch.from_numpy(x["token_ids"]).long(),
+        "token_type_ids": torch.from_numpy(x["segment_ids"]).long(),
+        "attention_mask": torch.from_numpy(x["padding_mask"]).long(),
+    }
+    labels = torch.from_numpy(y).long()
+    torch.manual_seed(0)
+    bf16 = args.others_dtype == "bfloat16"
+    # bfloat16: weights cast for inference, torch.autocast for fine-tuning.
+    result = {"attn_implementation": None, "dtype_infer": args.others_dtype,
+              "dtype_train": phase_dtype(args.others_dtype, "train")}
+
+    if args.infer_reps:
+        model = transformers.BertModel(config).eval()
+        if bf16:
+            model = model.to(torch.bfloat16)
+        result["attn_implementation"] = model.config._attn_implementation
+
+        def infer():
+            with torch.inference_mode():
+                return model(**inputs).last_hidden_state.float().numpy()
+
+        timing = _timing.time_calls(infer, args.warmup, args.infer_reps)
+        result["infer"] = timing
+        result["infer_seq_per_s"] = args.batch / timing["median_s"]
+
+    if args.train_reps:
+        model = transformers.BertForSequenceClassification(config).train()
+        optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+
+        def step():
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                loss = model(**inputs, labels=labels).loss
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        timing = _timing.time_calls(step, args.warmup, args.train_reps)
+        result["train"] = timing
+        result["train_steps_per_s"] = 1.0 / timing["median_s"]
+    result["versions"] = {"torch": torch.__version__,
+                          "transformers": transformers.__version__}
+    return result
+
+
+def worker_main(args):
+    if args.library == "transformers":
+        result = _transformers_worker(args)
+    else:
+        result = _keras_worker(args)
+    result.update(
+        library=args.library, backend=args.backend,
+        batch=args.batch, length=args.length,
+        machine=_timing.machine_info(),
+    )
+    print(json.dumps(result))
+
+
+# ------------------------------------------------------------------ driver
+
+
+def _row_name(library, short_backend):
+    return f"{library}-{short_backend}"
+
+
+def _fmt(value, spec):
+    return format(value, spec) if isinstance(value, (int, float)) else "-"
+
+
+def _short_dtype(dtype):
+    return {"float32": "fp32", "bfloat16": "bf16",
+            "mixed_bfloat16": "mixed"}.get(dtype, dtype)
+
+
+def print_table(results, args):
+    """One line per row: speeds and ratios to the best non-kzoo row."""
+    def best(key, kzoo):
+        values = [r.get(key) for name, r in results
+                  if name.startswith("kzoo") == kzoo and r.get(key)]
+        return max(values) if values else None
+
+    best_infer = best("infer_seq_per_s", False)
+    best_train = best("train_steps_per_s", False)
+    flops = forward_flops_per_sequence(args.length)
+    header = (f"{'row':<19} {'dtype inf/train':<16} {'jit':<5} "
+              f"{'infer seq/s':>11} {'x best':>6} {'GFLOP/s':>7} "
+              f"{'train step/s':>12} {'x best':>6}")
+    print(header)
+    print("-" * len(header))
+    for name, r in results:
+        if "error" in r:
+            print(f"{name:<19} ERROR {r['error'][:400]}")
+            continue
+        infer, train = r.get("infer_seq_per_s"), r.get("train_steps_per_s")
+        dtype = (_short_dtype(r["dtype_infer"])
+                 + (f"+{r['quantize']}" if r.get("quantize") else "")
+                 + "/" + _short_dtype(r["dtype_train"]))
+        if "jit_infer" in r or "jit_train" in r:
+            jit = "/".join("-" if k not in r else "y" if r[k] else "n"
+                           for k in ("jit_infer", "jit_train"))
+        else:
+            jit = "eager"
+        print(
+            f"{name:<19} {dtype:<16} {jit:<5} {_fmt(infer, '11.1f')} "
+            f"{_fmt(infer / best_infer if infer and best_infer else None, '6.2f')} "
+            f"{_fmt(infer * flops / 1e9 if infer else None, '7.0f')} "
+            f"{_fmt(train, '12.3f')} "
+            f"{_fmt(train / best_train if train and best_train else None, '6.2f')}"
+        )
+    print("jit: jit_compile for inference/fine-tuning (TF: XLA; JAX: jax.jit; "
+          "torch: torch.compile). GFLOP/s: inference, dense and attention "
+          "matmuls only.")
+    for name, r in results:
+        if "accuracy" in r:
+            acc = r["accuracy"]
+            print(f"accuracy of {name} inference ({acc['variant']}) vs float32, "
+                  f"real {PRESET} weights, 4 texts: sequence_output "
+                  f"max|diff| {acc['sequence_output_max_abs_diff']:.3g} "
+                  f"(max|x| {acc['sequence_output_max_abs']:.3g}), pooled_output "
+                  f"max|diff| {acc['pooled_output_max_abs_diff']:.3g}, mean-pooled "
+                  f"embedding cosine >= {acc['mean_pooled_min_cosine']:.5f}")
+    kzoo_infer = best("infer_seq_per_s", True)
+    kzoo_train = best("train_steps_per_s", True)
+    for key, label, top, other in (
+            ("infer_seq_per_s", "inference", kzoo_infer, best_infer),
+            ("train_steps_per_s", "fine-tuning", kzoo_train, best_train)):
+        if not top:
+            continue
+        line = f"{label}: "
+        if other:
+            line += f"kzoo best / best other = {top / other:.2f}x (target >= 1.2x); "
+        per_backend = {}  # each backend's fastest kzoo row
+        for name, r in results:
+            if name.startswith("kzoo") and r.get(key):
+                backend = name.split()[0]
+                per_backend[backend] = max(per_backend.get(backend, (0, "")),
+                                           (r[key], name))
+        slowest = min(per_backend.values())
+        line += (f"slowest kzoo backend ({slowest[1]}) is "
+                 f"{top / slowest[0]:.2f}x behind kzoo's best (target <= 1.3x)")
+        print(line)
+
+
+def driver_main(args, argv):
+    dtypes = args.dtype.split(",")
+    rows = []
+    for lib, be in ROWS:
+        if args.only and lib not in args.only.split(",") and (
+                _row_name(lib, be) not in args.only.split(",")):
+            continue
+        for dtype in dtypes if lib == "kzoo" else ("",):
+            rows.append((lib, be, dtype))
+    passthrough = []
+    for flag in ("others_dtype", "quantize", "jit", "batch",
+                 "length", "warmup", "infer_reps", "train_reps"):
+        value = getattr(args, flag)
+        if value is not None:
+            passthrough += [f"--{flag.replace('_', '-')}", str(value)]
+    results = []
+    print(f"bert benchmark: batch {args.batch} x length {args.length}, "
+          f"{CONFIG}, {args.warmup} warmup + {args.infer_reps} inference / "
+          f"{args.train_reps} training reps (median), machine {_timing.machine_info()}",
+          flush=True)
+    for library, short, dtype in rows:
+        name = _row_name(library, short)
+        if len(dtypes) > 1 and dtype:
+            name += f" {_short_dtype(dtype)}"
+        print(f"  running {name} ...", end=" ", flush=True)
+        result = _timing.run_worker(
+            [os.path.abspath(__file__), "--worker", library, "--backend", short,
+             *passthrough, *(["--dtype", dtype] if dtype else [])],
+            env_overrides={"KERAS_BACKEND": BACKENDS[short],
+                           "TF_CPP_MIN_LOG_LEVEL": "2"},
+            timeout=args.timeout,
+        )
+        print("error" if "error" in result else "done", flush=True)
+        results.append((name, result))
+    print()
+    print_table(results, args)
+    print("command: python bench/bert.py " + " ".join(argv))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker", choices=("kzoo", "keras-hub", "transformers"),
+                        help="run one measurement in this process (internal)")
+    parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
+    parser.add_argument("--only", default=None,
+                        help="comma-separated libraries or rows, e.g. kzoo or "
+                             "kzoo-jax,transformers-torch")
+    parser.add_argument("--dtype", default="float32",
+                        help="kzoo rows' dtype policy: float32, bfloat16 "
+                             "(fine-tunes in mixed_bfloat16) or "
+                             "mixed_bfloat16; a comma-separated list gives one "
+                             "kzoo row per dtype; see --others-dtype")
+    parser.add_argument("--others-dtype", default="float32",
+                        choices=("float32", "bfloat16"),
+                        help="keras-hub and transformers rows' dtype (bfloat16: "
+                             "keras-hub's dtype policy; transformers' weights "
+                             "in bf16 for inference, torch.autocast for "
+                             "fine-tuning)")
+    parser.add_argument("--quantize", default=None, choices=("int8",),
+                        help="quantize kzoo's backbone for inference "
+                             "(keras' int8: per-channel weights, dynamic "
+                             "per-token activations)")
+    parser.add_argument("--jit", default="auto", choices=("auto", "on", "off"),
+                        help="jit_compile for Keras rows (auto: default_jit())")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: batch 4 x 32, 2 warmup, 2 reps")
+    parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--length", type=int, default=None)
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--infer-reps", type=int, default=None)
+    parser.add_argument("--train-reps", type=int, default=None)
+    parser.add_argument("--timeout", type=int, default=900,
+                        help="seconds per worker")
+    parser.add_argument("--json", default=None, help="also write results here")
+    args = parser.parse_args(argv)
+    defaults = ({"batch": 4, "length": 32, "warmup": 2, "infer_reps": 2,
+                 "train_reps": 2} if args.quick else
+                {"batch": 32, "length": 128, "warmup": 2, "infer_reps": 10,
+                 "train_reps": 5})
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    for dtype in args.dtype.split(","):
+        if dtype not in ("float32", "bfloat16", "mixed_bfloat16"):
+            parser.error(f"--dtype: {dtype!r} is not float32, bfloat16 or "
+                         "mixed_bfloat16")
+    if args.worker and "," in args.dtype:
+        parser.error("--worker takes one --dtype")
+    args.library = args.worker
+    return args
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.worker:
+        if args.backend is None:
+            raise SystemExit("--worker needs --backend (tf, jax or torch)")
+        # Keras reads the backend once, at import: nothing imported it yet.
+        os.environ["KERAS_BACKEND"] = BACKENDS[args.backend]
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        sys.path.insert(0, REPO_ROOT)
+        worker_main(args)
+    else:
+        driver_main(args, argv)
+
+
+if __name__ == "__main__":
+    main()
