@@ -390,15 +390,17 @@ def driver_main(args, argv):
         for dtype in dtypes if lib == "kzoo" else ("",):
             rows.append((lib, be, dtype))
     passthrough = []
-    for flag in ("others_dtype", "quantize", "jit", "batch",
-                 "length", "warmup", "infer_reps", "train_reps"):
+    for flag in ("others_dtype", "quantize", "jit", "batch", "length",
+                 "warmup", "infer_reps", "train_reps", "cores"):
         value = getattr(args, flag)
         if value is not None:
             passthrough += [f"--{flag.replace('_', '-')}", str(value)]
     results = []
     print(f"bert benchmark: batch {args.batch} x length {args.length}, "
           f"{CONFIG}, {args.warmup} warmup + {args.infer_reps} inference / "
-          f"{args.train_reps} training reps (median), machine {_timing.machine_info()}",
+          f"{args.train_reps} training reps (median), "
+          f"{f'{args.cores} core(s) per worker, ' if args.cores else ''}"
+          f"machine {_timing.machine_info()}",
           flush=True)
     for library, short, dtype in rows:
         name = _row_name(library, short)
@@ -456,6 +458,10 @@ def parse_args(argv):
     parser.add_argument("--train-reps", type=int, default=None)
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds per worker")
+    parser.add_argument("--cores", type=int, default=None,
+                        help="pin each worker to this many cores (the last "
+                             "ones) and as many threads: steadier numbers "
+                             "on a shared machine")
     parser.add_argument("--json", default=None, help="also write results here")
     args = parser.parse_args(argv)
     defaults = ({"batch": 4, "length": 32, "warmup": 2, "infer_reps": 2,
@@ -481,6 +487,12 @@ def main(argv=None):
     if args.worker:
         if args.backend is None:
             raise SystemExit("--worker needs --backend (tf, jax or torch)")
+        if args.cores:
+            # Before any library starts its thread pools: they size them
+            # from the affinity mask (TF, XLA) or OMP_NUM_THREADS (torch).
+            cpus = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, cpus[-args.cores:])
+            os.environ["OMP_NUM_THREADS"] = str(args.cores)
         # Keras reads the backend once, at import: nothing imported it yet.
         os.environ["KERAS_BACKEND"] = BACKENDS[args.backend]
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -9,10 +9,17 @@ are printed before and after. The result is saved as a kzoo preset, which
 ``BertPretrainer.from_preset`` (or ``BertBackbone`` / ``BertClassifier``
 ``.from_preset``, for fine-tuning) loads back.
 
-Run (any backend; a couple of minutes on 2 CPU cores):
+Run (any backend; TensorFlow is the fastest on CPU here):
 
     pip install -e '.[demo]'
     KERAS_BACKEND=tensorflow python examples/pretrain_bert.py --seconds 120
+
+What to expect on 2 CPU cores: in 2 minutes (~700 steps of 32 pairs) the
+held-out masked LM accuracy goes from 0 to about 0.11, while next sentence
+prediction is still on its chance plateau (loss log 2); in 8 minutes (~3,500
+steps) the masked LM reaches about 0.17 and NSP starts to leave chance
+(about 0.56). A model this small needs thousands of steps before NSP
+learns; the BERT paper trained for a million.
 """
 
 import argparse
@@ -36,11 +43,13 @@ class TimeBudget(keras.callbacks.Callback):
         super().__init__()
         self.seconds = seconds
         self.start = None
+        self.steps = 0
 
     def on_train_begin(self, logs=None):
         self.start = time.time()
 
     def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
         if time.time() - self.start > self.seconds:
             self.model.stop_training = True
 
@@ -75,7 +84,7 @@ def main():
     started = time.time()
     keras.utils.set_random_seed(args.seed)
 
-    # === Data: articles → sentences; the last articles are held out ===
+    # === Data: articles → sentences; a random few articles are held out ===
     documents = [split_sentences(a) for a in kzoo.datasets.lee_background()]
     documents = [d for d in documents if d]
     rng = np.random.default_rng(args.seed)
@@ -115,11 +124,12 @@ def main():
 
     # === Pretraining: raw documents straight into fit ===
     train_started = time.time()
-    history = model.fit(train, batch_size=args.batch_size, epochs=1000,
-                        callbacks=[TimeBudget(args.seconds)], verbose=0)
-    steps = sum(1 for _ in history.epoch)
-    print(f"trained {steps} epochs in {time.time() - train_started:.0f} s "
-          f"(last training loss {history.history['loss'][-1]:.3f})")
+    budget = TimeBudget(args.seconds)
+    history = model.fit(train, batch_size=args.batch_size, epochs=10_000,
+                        callbacks=[budget], verbose=0)
+    print(f"trained {budget.steps} steps ({len(history.epoch)} epochs) in "
+          f"{time.time() - train_started:.0f} s (last epoch's training loss "
+          f"{history.history['loss'][-1]:.3f})")
     report("after training (held out)",
            model.evaluate(evaluation, verbose=0, return_dict=True))
 

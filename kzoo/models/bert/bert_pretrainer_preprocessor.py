@@ -39,12 +39,14 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
     Args:
         tokenizer: a ``BertTokenizer``.
         sequence_length: int. Length of the packed pairs. Defaults to 128.
+        truncate, mask_selection_rate, mask_selection_length,
+            mask_token_rate, random_token_rate: the packing and masking
+            arguments of ``MaskedLMPreprocessor`` (same defaults: 15% of the
+            tokens, 80% ``[MASK]``, 10% random, 10% kept).
         random_next_rate: float. Share of the pairs whose second sentence is
             random. Defaults to 0.5.
         seed: int or None. Seeds the pairing and the masking.
-        **kwargs: the masking arguments of ``MaskedLMPreprocessor``
-            (``mask_selection_rate``, ``mask_selection_length``,
-            ``mask_token_rate``, ``random_token_rate``, ``truncate``).
+        **kwargs: ``keras.layers.Layer`` arguments (``name``, ...).
 
     Call arguments:
         x: a batch of documents (a ragged ``[num_documents, None]`` string
@@ -86,10 +88,30 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
     end_token = "[SEP]"
     mask_token = "[MASK]"
 
-    def __init__(self, tokenizer=None, sequence_length=128, random_next_rate=0.5,
-                 seed=None, **kwargs):
-        super().__init__(tokenizer=tokenizer, sequence_length=sequence_length,
-                         seed=seed, **kwargs)
+    def __init__(
+        self,
+        tokenizer=None,
+        sequence_length=128,
+        truncate="round_robin",
+        mask_selection_rate=0.15,
+        mask_selection_length=None,
+        mask_token_rate=0.8,
+        random_token_rate=0.1,
+        random_next_rate=0.5,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(
+            tokenizer=tokenizer,
+            sequence_length=sequence_length,
+            truncate=truncate,
+            mask_selection_rate=mask_selection_rate,
+            mask_selection_length=mask_selection_length,
+            mask_token_rate=mask_token_rate,
+            random_token_rate=random_token_rate,
+            seed=seed,
+            **kwargs,
+        )
         self.random_next_rate = random_next_rate
         # A stream of its own (another key), independent of the masking's.
         self.next_sentence_pairs = NextSentencePairs(
@@ -142,8 +164,8 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
             pairs = self.next_sentence_pairs(x)
             segment_a, segment_b = pairs["segment_a"], pairs["segment_b"]
             labels = pairs["next_sentence_label"]
-        x, mask_ids, mask_weights = self.pack_and_mask(
-            (self.tokenizer(segment_a), self.tokenizer(segment_b))
+        x, mask_ids, mask_weights = self._pack_and_mask(
+            self._tokenize_segments((segment_a, segment_b))
         )
         y = {"mlm_logits": mask_ids, "nsp_logits": labels}
         sample_weight = {
