@@ -9,6 +9,7 @@ offline.
 
 import importlib.util
 import os
+import re
 
 
 def gensim_test_data_path(name=""):
@@ -52,3 +53,49 @@ def lee_background():
     with open(gensim_test_data_path("lee_background.cor"), encoding="utf-8",
               errors="replace") as f:
         return [line.strip() for line in f if line.strip()]
+
+
+ENWIKI_EXCERPT = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+
+
+def enwiki_excerpt():
+    """gensim's English Wikipedia excerpt: 106 articles, ~480k words.
+
+    The wiki markup is stripped with gensim's ``filter_wiki`` (links keep
+    their text; templates, tables and references go), as is the bold and
+    italic quote markup; redirect pages are dropped. Takes ~3 s.
+
+    Returns:
+        A list of str, one article each, in the dump's order (mixed case,
+        punctuation kept, paragraphs separated by newlines).
+    """
+    import bz2
+
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    articles = []
+    with bz2.open(gensim_test_data_path(ENWIKI_EXCERPT), "rt", encoding="utf-8",
+                  errors="replace") as f:
+        for _, text, _ in extract_pages(f, filter_namespaces=("0",)):
+            if text.lstrip().upper().startswith("#REDIRECT"):
+                continue
+            text = re.sub(r"'{2,}", "", filter_wiki(text))
+            text = "\n".join(
+                line.strip() for line in text.splitlines() if line.strip()
+            )
+            if text:
+                articles.append(text)
+    return articles
+
+
+def evaluation_file(name):
+    """Path of one of gensim's word-vector evaluation sets.
+
+    Args:
+        name: ``"questions-words.txt"`` (Google analogies, 19,544
+            questions), ``"wordsim353.tsv"`` or ``"simlex999.txt"``.
+    """
+    known = ("questions-words.txt", "wordsim353.tsv", "simlex999.txt")
+    if name not in known:
+        raise ValueError(f"Unknown evaluation file {name!r}; choose one of {known}.")
+    return gensim_test_data_path(name)
