@@ -3,3 +3,8 @@
 from kzoo.layers.masked_lm_head import MaskedLMHead  # noqa: F401
 from kzoo.layers.position_embedding import PositionEmbedding  # noqa: F401
 from kzoo.layers.transformer_encoder import TransformerEncoder  # noqa: F401
+from kzoo.layers.character_cnn import CharacterCNN  # noqa: F401
+from kzoo.layers.highway import Highway  # noqa: F401
+from kzoo.layers.projected_lstm import ProjectedLSTM  # noqa: F401
+from kzoo.layers.projected_lstm_cell import ProjectedLSTMCell  # noqa: F401
+from kzoo.layers.scalar_mix import ScalarMix  # noqa: F401
