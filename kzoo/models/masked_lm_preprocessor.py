@@ -8,7 +8,6 @@ import tensorflow as tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.masked_lm_mask_generator import MaskedLMMaskGenerator
-from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 from kzoo.preprocessing.preprocessing_layer import check_type
 
 
@@ -60,9 +59,6 @@ class MaskedLMPreprocessor(Preprocessor):
         a real prediction, 0.0 for padding of the ``mask_*`` tensors).
     """
 
-    start_token = None
-    sep_token = None
-    end_token = None
     mask_token = None
 
     def __init__(
@@ -107,40 +103,17 @@ class MaskedLMPreprocessor(Preprocessor):
         if tokenizer is not None and _has_vocabulary(tokenizer):
             self._build()
 
-    def _token_id(self, token):
-        if token is None:
-            return None
-        try:
-            token_id = self.tokenizer.token_to_id(token)
-        except KeyError:
-            token_id = None
-        if token_id is None:
-            raise ValueError(
-                f"The tokenizer's vocabulary has no {token!r}, which "
-                f"{type(self).__name__} needs: add it to the vocabulary."
-            )
-        return token_id
-
     def _build(self):
-        start = self._token_id(self.start_token)
-        sep = self._token_id(self.sep_token)
-        end = self._token_id(self.end_token)
-        pad = self.tokenizer.pad_token_id or 0
-        self.packer = MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=start,
-            sep_value=sep,
-            end_value=end,
-            pad_value=pad,
-            truncate=self.truncate,
-        )
-        unselectable = sorted({i for i in (start, sep, end, pad) if i is not None})
+        self.packer = self.build_packer(self.sequence_length, self.truncate)
+        special = (self.packer.start_value, self.packer.sep_value,
+                   self.packer.end_value, self.packer.pad_value)
+        unselectable = sorted({i for i in special if i is not None})
         width = self.mask_selection_length
         if width is None:
             width = max(1, math.ceil(self.mask_selection_rate * self.sequence_length))
         self.masker = MaskedLMMaskGenerator(
             vocabulary_size=self.tokenizer.vocabulary_size(),
-            mask_token_id=self._token_id(self.mask_token),
+            mask_token_id=self.special_token_id(self.mask_token),
             mask_selection_rate=self.mask_selection_rate,
             mask_selection_length=width,
             unselectable_token_ids=tuple(unselectable),

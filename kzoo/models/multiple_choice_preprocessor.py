@@ -5,7 +5,6 @@ import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
-from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 
 
 @kzoo_export("kzoo.models.MultipleChoicePreprocessor")
@@ -46,9 +45,6 @@ class MultipleChoicePreprocessor(Preprocessor):
         ``padding_mask``, each ``[batch, num_choices, sequence_length]``.
     """
 
-    start_token = None
-    sep_token = None
-    end_token = None
 
     def __init__(self, tokenizer=None, sequence_length=128, truncate="round_robin",
                  num_choices=None, **kwargs):
@@ -72,19 +68,6 @@ class MultipleChoicePreprocessor(Preprocessor):
         self.truncate = truncate
         self.num_choices = num_choices
         self.packer = None  # built on first call, once the vocabulary is known
-
-    def _token_id(self, token):
-        return None if token is None else self.tokenizer.token_to_id(token)
-
-    def _build_packer(self):
-        self.packer = MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=self._token_id(self.start_token),
-            sep_value=self._token_id(self.sep_token),
-            end_value=self._token_id(self.end_token),
-            pad_value=self.tokenizer.pad_token_id or 0,
-            truncate=self.truncate,
-        )
 
     def _split_x(self, x):
         if not isinstance(x, (tuple, list)) or len(x) < 2:
@@ -134,7 +117,7 @@ class MultipleChoicePreprocessor(Preprocessor):
 
     def call(self, x, y=None, sample_weight=None):
         if self.packer is None:
-            self._build_packer()
+            self.packer = self.build_packer(self.sequence_length, self.truncate)
         contexts, endings = self._split_x(x)
         num_choices = tf.shape(endings)[1]
         batch = tf.shape(contexts, out_type=tf.int64)[0]

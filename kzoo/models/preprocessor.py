@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
+from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer, to_tf
 
 
@@ -24,6 +25,11 @@ class Preprocessor(PreprocessingLayer):
     backbone_cls = None
     tokenizer_cls = None
     input_dtype = tf.string
+    # Special tokens the packer writes (BERT: [CLS] a [SEP] b [SEP]); None
+    # leaves the place out. Family subclasses set them.
+    start_token = None
+    sep_token = None
+    end_token = None
 
     def __init__(self, tokenizer=None, **kwargs):
         super().__init__(**kwargs)
@@ -35,6 +41,35 @@ class Preprocessor(PreprocessingLayer):
         if sample_weight is not None:
             sample_weight = tf.nest.map_structure(to_tf, sample_weight)
         return super().__call__(x, y, sample_weight, **kwargs)
+
+    def special_token_id(self, token):
+        """The id of a special token (None stays None), or a clear error."""
+        if token is None:
+            return None
+        try:
+            token_id = self.tokenizer.token_to_id(token)
+        except KeyError:
+            token_id = None
+        if token_id is None:
+            raise ValueError(
+                f"The tokenizer's vocabulary has no {token!r}, which "
+                f"{type(self).__name__} needs: add it to the vocabulary."
+            )
+        return token_id
+
+    def build_packer(self, sequence_length, truncate="round_robin"):
+        """A ``MultiSegmentPacker`` with this preprocessor's special tokens.
+
+        Called once the tokenizer's vocabulary is known (on first use).
+        """
+        return MultiSegmentPacker(
+            sequence_length=sequence_length,
+            start_value=self.special_token_id(self.start_token),
+            sep_value=self.special_token_id(self.sep_token),
+            end_value=self.special_token_id(self.end_token),
+            pad_value=self.tokenizer.pad_token_id or 0,
+            truncate=truncate,
+        )
 
     def get_config(self):
         config = super().get_config()

@@ -5,7 +5,6 @@ import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
-from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 from kzoo.preprocessing.preprocessing_layer import (
     preprocessing_function,
     to_valid_utf8,
@@ -78,9 +77,6 @@ class QuestionAnswererPreprocessor(Preprocessor):
         ``end_logits`` (int32 ``[batch]``).
     """
 
-    start_token = None
-    sep_token = None
-    end_token = None
 
     def __init__(self, tokenizer=None, sequence_length=384, **kwargs):
         super().__init__(tokenizer=tokenizer, **kwargs)
@@ -91,19 +87,6 @@ class QuestionAnswererPreprocessor(Preprocessor):
             )
         self.sequence_length = sequence_length
         self.packer = None  # built on first call, once the vocabulary is known
-
-    def _token_id(self, token):
-        return None if token is None else self.tokenizer.token_to_id(token)
-
-    def _build_packer(self):
-        self.packer = MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=self._token_id(self.start_token),
-            sep_value=self._token_id(self.sep_token),
-            end_value=self._token_id(self.end_token),
-            pad_value=self.tokenizer.pad_token_id or 0,
-            truncate="waterfall",
-        )
 
     @staticmethod
     def _split_x(x):
@@ -127,7 +110,7 @@ class QuestionAnswererPreprocessor(Preprocessor):
 
     def _pack(self, x):
         if self.packer is None:
-            self._build_packer()
+            self.packer = self.build_packer(self.sequence_length, "waterfall")
         questions, contexts = self._split_x(x)
         # One tokenizer call for both (half the graph to build in tf.data).
         batch = tf.shape(questions)[0]

@@ -4,7 +4,6 @@ import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
-from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 
 
 @kzoo_export("kzoo.models.TextClassifierPreprocessor")
@@ -41,10 +40,6 @@ class TextClassifierPreprocessor(Preprocessor):
         where ``x`` is a dict of ``token_ids``, ``segment_ids``, ``padding_mask``.
     """
 
-    start_token = None
-    sep_token = None
-    end_token = None
-
     def __init__(self, tokenizer=None, sequence_length=128,
                  truncate="round_robin", num_segments=1, **kwargs):
         super().__init__(tokenizer=tokenizer, **kwargs)
@@ -59,22 +54,9 @@ class TextClassifierPreprocessor(Preprocessor):
         self.num_segments = num_segments
         self.packer = None  # built on first call, once the vocabulary is known
 
-    def _token_id(self, token):
-        return None if token is None else self.tokenizer.token_to_id(token)
-
-    def _build_packer(self):
-        self.packer = MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=self._token_id(self.start_token),
-            sep_value=self._token_id(self.sep_token),
-            end_value=self._token_id(self.end_token),
-            pad_value=self.tokenizer.pad_token_id or 0,
-            truncate=self.truncate,
-        )
-
     def call(self, x, y=None, sample_weight=None):
         if self.packer is None:
-            self._build_packer()
+            self.packer = self.build_packer(self.sequence_length, self.truncate)
         segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
         packed = self.packer(tuple(self.tokenizer(s) for s in segments))
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)

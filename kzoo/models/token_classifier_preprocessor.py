@@ -62,8 +62,6 @@ class TokenClassifierPreprocessor(Preprocessor):
         ``[batch, sequence_length]``.
     """
 
-    start_token = None
-    end_token = None
 
     def __init__(self, tokenizer=None, sequence_length=128, **kwargs):
         super().__init__(tokenizer=tokenizer, **kwargs)
@@ -76,16 +74,8 @@ class TokenClassifierPreprocessor(Preprocessor):
         self.packer = None  # built on first call, once the vocabulary is known
         self.label_packer = None
 
-    def _token_id(self, token):
-        return None if token is None else self.tokenizer.token_to_id(token)
-
     def _build_packers(self):
-        self.packer = MultiSegmentPacker(
-            sequence_length=self.sequence_length,
-            start_value=self._token_id(self.start_token),
-            end_value=self._token_id(self.end_token),
-            pad_value=self.tokenizer.pad_token_id or 0,
-        )
+        self.packer = self.build_packer(self.sequence_length)
         # The same layout for per-piece integers (labels, flags, word ids):
         # zeros where the special tokens and the padding go.
         self.label_packer = MultiSegmentPacker(
