@@ -1,0 +1,1 @@
+"""word2vec: skip-gram and CBOW with negative sampling, and `WordVectors`."""
