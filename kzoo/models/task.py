@@ -25,6 +25,20 @@ def _is_raw_text(x):
     return False
 
 
+def _check_not_empty(x, method):
+    """A clear error for an empty batch (Keras fails deep inside otherwise)."""
+    if isinstance(x, dict):
+        x = tuple(x.values())
+    for leaf in x if isinstance(x, tuple) else (x,):
+        if isinstance(leaf, (tuple, dict)):
+            _check_not_empty(leaf, method)
+        elif isinstance(leaf, (list, np.ndarray)) and len(leaf) == 0:
+            raise ValueError(
+                f"`{method}` got an empty batch (no examples). Pass at least "
+                "one example, e.g. a list with one string."
+            )
+
+
 def _as_slices(x):
     if isinstance(x, dict):
         return {k: _as_slices(v) for k, v in x.items()}
@@ -122,6 +136,7 @@ class Task(keras.Model):
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
+        _check_not_empty(x, "fit")
         if self._needs_preprocessing(x):
             raw_dataset = isinstance(x, tf.data.Dataset)
             x = self._preprocess_dataset(
@@ -147,6 +162,7 @@ class Task(keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  **kwargs):
+        _check_not_empty(x, "evaluate")
         if self._needs_preprocessing(x):
             x = self._preprocess_dataset(x, y, sample_weight, batch_size)
             y = sample_weight = batch_size = None
@@ -154,6 +170,7 @@ class Task(keras.Model):
                                 sample_weight=sample_weight, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
+        _check_not_empty(x, "predict")
         if self._needs_preprocessing(x):
             x = self._preprocess_dataset(x, batch_size=batch_size)
             batch_size = None

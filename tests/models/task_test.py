@@ -46,6 +46,15 @@ def test_fit_on_a_tf_data_pipeline_of_raw_batches():
               validation_data=(TEXTS, LABELS))
 
 
+def test_empty_batches_get_a_clear_error():
+    model = toy_classifier()
+    for call in (lambda: model.predict([], verbose=0),
+                 lambda: model.evaluate([], [], verbose=0),
+                 lambda: model.fit(([], []), [], verbose=0)):
+        with pytest.raises(ValueError, match="empty batch"):
+            call()
+
+
 def test_task_keras_file_round_trip(tmp_path):
     model = toy_classifier()
     x = model.preprocessor(TEXTS)
