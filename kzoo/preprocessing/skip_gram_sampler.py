@@ -44,6 +44,13 @@ class SkipGramSampler(RandomPreprocessingLayer):
        may equal the pair's context (word2vec.c skips such draws; a model
        can mask them with `negatives != context[:, None]`).
 
+    With `output_mode="windows"` (CBOW), step 2 gives one example per
+    remaining position instead of one per pair: the center and its whole
+    (shrunk) window, as `context` ids `[examples, 2 * window]` (offsets
+    `-window..-1, 1..window`; 0 outside the window) with a boolean
+    `context_mask`; positions whose window is empty are dropped, and the
+    negatives are drawn per example (to score against the center).
+
     Only one batch of pairs exists at a time: map the sampler over batched
     sentences in `tf.data`, then `unbatch()` (and `batch()` again) the pairs.
     All randomness comes from the layer's seeded generator.
@@ -58,6 +65,8 @@ class SkipGramSampler(RandomPreprocessingLayer):
         shrink_window: bool. Draw each center's radius from `1..window`.
         skip_ids: tuple of int. Ids removed before windowing, such as the
             out-of-vocabulary and padding ids.
+        output_mode: `"pairs"` (skip-gram, the default) or `"windows"`
+            (CBOW: one example per center with its whole window).
         seed: int or None. Seed of the random stream.
 
     Call arguments:
@@ -66,7 +75,10 @@ class SkipGramSampler(RandomPreprocessingLayer):
 
     Returns:
         A dict of int32 tensors, flat over the batch: `center` `[pairs]`,
-        `context` `[pairs]` and `negatives` `[pairs, negative]`.
+        `context` `[pairs]` and `negatives` `[pairs, negative]`. With
+        `output_mode="windows"`: `center` `[examples]`, `context` and the
+        bool `context_mask` `[examples, 2 * window]`, `negatives`
+        `[examples, negative]`.
 
     Example:
     >>> sampler = kzoo.preprocessing.SkipGramSampler(
@@ -79,6 +91,14 @@ class SkipGramSampler(RandomPreprocessingLayer):
     [2, 1, 3, 2, 1, 2]
     >>> tuple(out["negatives"].shape)
     (6, 2)
+    >>> cbow = kzoo.preprocessing.SkipGramSampler(
+    ...     counts=[0, 5, 3, 2], window=1, negative=2, sample=0.0,
+    ...     shrink_window=False, output_mode="windows", seed=1)
+    >>> out = cbow([[1, 2, 3], [2, 0, 1]])
+    >>> ops.convert_to_numpy(out["center"]).tolist()
+    [1, 2, 3, 2, 1]
+    >>> ops.convert_to_numpy(out["context"]).tolist()
+    [[0, 2], [1, 3], [2, 0], [0, 1], [2, 0]]
 
     Reference:
         - [Mikolov et al., 2013](https://arxiv.org/abs/1310.4546) (negative
@@ -96,10 +116,17 @@ class SkipGramSampler(RandomPreprocessingLayer):
         sample=1e-3,
         shrink_window=True,
         skip_ids=(),
+        output_mode="pairs",
         seed=None,
         **kwargs,
     ):
         super().__init__(seed=seed, **kwargs)
+        if output_mode not in ("pairs", "windows"):
+            raise ValueError(
+                '`output_mode` must be "pairs" (skip-gram) or "windows" '
+                f"(CBOW), got {output_mode!r}."
+            )
+        self.output_mode = output_mode
         # A plain attribute: Keras and TF would track a tuple element by
         # element (seconds for a 1M-word vocabulary).
         object.__setattr__(self, "counts", _check_counts(counts))
@@ -195,17 +222,32 @@ class SkipGramSampler(RandomPreprocessingLayer):
         target = position[:, None] + offsets[None, :]
         valid = ((target >= 0) & (target < length[:, None])
                  & (tf.abs(offsets)[None, :] <= radius[:, None]))
-        center = tf.boolean_mask(
-            tf.broadcast_to(tokens[:, None], tf.shape(valid)), valid)
-        context = tf.gather(
-            tokens, tf.boolean_mask(index[:, None] + offsets[None, :], valid))
+        if self.output_mode == "windows":
+            source = tf.clip_by_value(
+                index[:, None] + offsets[None, :], 0, tf.maximum(n - 1, 0))
+            context = tf.where(valid, tf.gather(tokens, source), 0)
+            has_context = tf.reduce_any(valid, axis=1)
+            outputs = {
+                "center": tf.boolean_mask(tokens, has_context),
+                "context": tf.boolean_mask(context, has_context),
+                "context_mask": tf.boolean_mask(valid, has_context),
+            }
+        else:
+            outputs = {
+                "center": tf.boolean_mask(
+                    tf.broadcast_to(tokens[:, None], tf.shape(valid)), valid),
+                "context": tf.gather(
+                    tokens,
+                    tf.boolean_mask(index[:, None] + offsets[None, :], valid)),
+            }
 
+        examples = tf.shape(outputs["center"])[0]
         draws = self.generator.uniform(
-            [tf.shape(center)[0] * self.negative], dtype=tf.float64)
+            [examples * self.negative], dtype=tf.float64)
         negatives = tf.searchsorted(
             self._negative_cdf, draws, side="right", out_type=tf.int32)
-        negatives = tf.reshape(negatives, [tf.shape(center)[0], self.negative])
-        return {"center": center, "context": context, "negatives": negatives}
+        outputs["negatives"] = tf.reshape(negatives, [examples, self.negative])
+        return outputs
 
     def get_config(self):
         config = super().get_config()
@@ -216,5 +258,6 @@ class SkipGramSampler(RandomPreprocessingLayer):
             "sample": self.sample,
             "shrink_window": self.shrink_window,
             "skip_ids": self.skip_ids,
+            "output_mode": self.output_mode,
         })
         return config

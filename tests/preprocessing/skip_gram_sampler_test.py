@@ -132,3 +132,50 @@ def test_bad_arguments_and_inputs():
         SkipGramSampler([1, 2])(np.array([["a"]]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="len\\(counts\\)"):
         SkipGramSampler([1, 2])([[0, 5]])
+
+
+def reference_windows(sentences, counts, window, skip_ids=()):
+    """(center, [context ids by offset -window..-1, 1..window or 0]) by hand."""
+    examples = []
+    for sentence in sentences:
+        tokens = [t for t in sentence if counts[t] > 0 and t not in skip_ids]
+        for i, center in enumerate(tokens):
+            row = [tokens[i + o] if 0 <= i + o < len(tokens) else 0
+                   for o in list(range(-window, 0)) + list(range(1, window + 1))]
+            if len(tokens) > 1:
+                examples.append((center, row))
+    return examples
+
+
+@pytest.mark.parametrize("window, skip_ids", [(1, ()), (3, (5,))])
+def test_cbow_windows_without_randomness(window, skip_ids):
+    sampler = SkipGramSampler(COUNTS, window=window, negative=2, sample=0.0,
+                              shrink_window=False, skip_ids=skip_ids,
+                              output_mode="windows", seed=0)
+    out = to_numpy(sampler(SENTENCES + [[4], [3, 0]]))
+    expected = reference_windows(SENTENCES + [[4], [3, 0]], COUNTS, window, skip_ids)
+    assert out["center"].tolist() == [c for c, _ in expected]
+    assert out["context"].tolist() == [r for _, r in expected]
+    offsets = np.r_[np.arange(-window, 0), np.arange(1, window + 1)]
+    lengths = [len([t for t in s if COUNTS[t] > 0 and t not in skip_ids])
+               for s in SENTENCES + [[4], [3, 0]]]
+    positions = [i for n in lengths if n > 1 for i in range(n)]
+    sizes = [n for n in lengths if n > 1 for _ in range(n)]
+    mask = [[0 <= p + o < n for o in offsets] for p, n in zip(positions, sizes)]
+    assert out["context_mask"].tolist() == mask
+    assert out["negatives"].shape == (len(expected), 2)
+
+
+def test_cbow_shrunk_windows_are_the_pairs_of_the_same_stream():
+    # Same seed, same draws: the windows hold exactly the skip-gram pairs.
+    kwargs = dict(counts=COUNTS, window=3, negative=0, sample=0.05, seed=7)
+    pairs = to_numpy(SkipGramSampler(**kwargs)(SENTENCES))
+    windows = to_numpy(SkipGramSampler(**kwargs, output_mode="windows")(SENTENCES))
+    rebuilt = [(c, x) for c, row, m in zip(windows["center"], windows["context"],
+                                           windows["context_mask"])
+               for x, keep in zip(row, m) if keep]
+    assert rebuilt == list(zip(pairs["center"].tolist(), pairs["context"].tolist()))
+    run_preprocessing_layer_test(
+        SkipGramSampler, {**kwargs, "output_mode": "windows"}, SENTENCES, random=True)
+    with pytest.raises(ValueError, match="`output_mode`"):
+        SkipGramSampler(COUNTS, output_mode="cbow")
