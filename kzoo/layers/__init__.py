@@ -8,3 +8,5 @@ from kzoo.layers.highway import Highway  # noqa: F401
 from kzoo.layers.projected_lstm import ProjectedLSTM  # noqa: F401
 from kzoo.layers.projected_lstm_cell import ProjectedLSTMCell  # noqa: F401
 from kzoo.layers.scalar_mix import ScalarMix  # noqa: F401
+from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits  # noqa: F401
+from kzoo.layers.transformer_decoder import TransformerDecoder  # noqa: F401

@@ -42,3 +42,11 @@ from kzoo.models.bert.bert_tokenizer import BertTokenizer  # noqa: F401
 
 # word2vec.
 from kzoo.models.word2vec.word_vectors import WordVectors  # noqa: F401
+
+# GPT.
+from kzoo.models.causal_lm import CausalLM  # noqa: F401,E402
+from kzoo.models.causal_lm_preprocessor import CausalLMPreprocessor  # noqa: F401,E402
+from kzoo.models.gpt.gpt_backbone import GPTBackbone  # noqa: F401,E402
+from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM  # noqa: F401,E402
+from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor  # noqa: F401,E402,E501
+from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer  # noqa: F401,E402

@@ -1,0 +1,66 @@
+"""Vocabulary logits through a tied token embedding matrix."""
+
+import keras
+from keras import ops
+
+from kzoo.api_export import kzoo_export
+
+
+@kzoo_export("kzoo.layers.TiedEmbeddingLogits")
+class TiedEmbeddingLogits(keras.layers.Layer):
+    """Scores hidden states against a token embedding matrix (tied weights).
+
+    ``logits = hidden @ embeddings.T``: the output projection of GPT (and of
+    Hugging Face's ``GPT2LMHeadModel``), which shares its matrix with the
+    input token embedding and has no bias. The layer owns no weights; it
+    reads the embedding layer's, so training either trains both.
+
+    Args:
+        token_embedding: the ``keras.layers.Embedding`` whose matrix is used.
+        **kwargs: ``keras.layers.Layer`` arguments (``name``, ``dtype``).
+
+    Call arguments:
+        inputs: float tensor ``[..., hidden_dim]``.
+
+    Returns:
+        Logits ``[..., vocabulary_size]``, in float32 (a bfloat16 model's
+        logits too, so the loss and sampling see full precision).
+
+    Example:
+    >>> embedding = keras.layers.Embedding(10, 4)
+    >>> embedding.build((None,))
+    >>> logits = kzoo.layers.TiedEmbeddingLogits(embedding)(np.ones((2, 3, 4)))
+    >>> tuple(logits.shape)
+    (2, 3, 10)
+    """
+
+    def __init__(self, token_embedding, **kwargs):
+        super().__init__(**kwargs)
+        if not hasattr(token_embedding, "input_dim"):
+            raise TypeError(
+                "`token_embedding` must be a keras.layers.Embedding, got "
+                f"{type(token_embedding).__name__}."
+            )
+        self.token_embedding = token_embedding
+
+    def build(self, inputs_shape):
+        if not self.token_embedding.built:
+            self.token_embedding.build((None,))
+        if inputs_shape[-1] != self.token_embedding.output_dim:
+            raise ValueError(
+                f"The hidden states have size {inputs_shape[-1]} but the token "
+                f"embedding has {self.token_embedding.output_dim} columns: the "
+                "tied output projection needs them equal."
+            )
+        self.built = True
+
+    def call(self, inputs):
+        embeddings = ops.convert_to_tensor(self.token_embedding.embeddings)
+        logits = ops.matmul(inputs, ops.transpose(ops.cast(embeddings, inputs.dtype)))
+        return ops.cast(logits, "float32")
+
+    def compute_output_shape(self, inputs_shape):
+        return tuple(inputs_shape[:-1]) + (self.token_embedding.input_dim,)
+
+    def compute_output_spec(self, inputs):
+        return keras.KerasTensor(self.compute_output_shape(inputs.shape), "float32")

@@ -1,0 +1,266 @@
+"""Transformer decoder block: causal self-attention with a key/value cache."""
+
+import keras
+from keras import ops
+
+from kzoo.api_export import kzoo_export
+from kzoo.layers.transformer_encoder import _get_activation
+
+
+@kzoo_export("kzoo.layers.TransformerDecoder")
+class TransformerDecoder(keras.layers.Layer):
+    """Decoder-only Transformer block (GPT): causal self-attention and an MLP.
+
+    Pre-norm (``normalize_first=True``, GPT-2 and Hugging Face's
+    ``GPT2Block``)::
+
+        x = x + dropout(self_attention(layer_norm(x)))
+        x = x + dropout(dense_out(activation(dense_in(layer_norm(x)))))
+
+    Post-norm (``normalize_first=False``, GPT-1 and ``OpenAIGPT``'s
+    ``Block``) applies each layer norm after its residual sum instead. Each
+    position attends to itself and the positions before it. The query, key
+    and value projections are one dense layer of width ``3 * hidden_dim``
+    (split in that order, GPT-2's ``c_attn``), with ``num_heads`` heads of
+    size ``hidden_dim // num_heads``.
+
+    For generation the layer keeps a key/value cache: called with ``cache``
+    (``[batch, 2, max_length, num_heads, head_dim]``, the keys and values of
+    every position so far) and ``cache_update_index``, it writes the keys and
+    values of its ``length`` input positions at ``cache_update_index`` and
+    attends from them to cache positions ``<= cache_update_index + i``, so a
+    new token costs one position's work instead of a rerun of the prefix.
+
+    Args:
+        intermediate_dim: int. Width of the feed-forward network.
+        num_heads: int. Number of attention heads; divides the input width.
+        dropout: float. Dropout of the residual branches and the attention
+            probabilities. Defaults to 0.
+        activation: feed-forward activation: a Keras activation name,
+            ``"gelu_approximate"`` (GPT's tanh GELU, the default) or a
+            callable.
+        layer_norm_epsilon: float. Defaults to 1e-5.
+        kernel_initializer: initializer of the dense kernels.
+        bias_initializer: initializer of the biases.
+        normalize_first: bool. Pre-norm (GPT-2) when True, the default;
+            post-norm (GPT-1) when False.
+        **kwargs: ``keras.layers.Layer`` arguments (``name``, ``dtype``).
+
+    Call arguments:
+        inputs: float tensor ``[batch, length, hidden_dim]``.
+        padding_mask: optional ``[batch, length]`` bool or int, true for real
+            tokens; padded keys are not attended to (each position still
+            attends to itself, which keeps padded rows finite). Only without
+            ``cache``.
+        cache: optional float tensor ``[batch, 2, max_length, num_heads,
+            head_dim]``.
+        cache_update_index: int or scalar int tensor: the position of the
+            first input row (required with ``cache``).
+        training: bool. Whether dropout is active.
+
+    Returns:
+        The block's output, ``[batch, length, hidden_dim]``; with ``cache``,
+        the tuple ``(output, updated_cache)``.
+
+    Example:
+    >>> layer = kzoo.layers.TransformerDecoder(intermediate_dim=8, num_heads=2)
+    >>> x = np.ones((2, 3, 4), "float32")
+    >>> tuple(layer(x).shape)
+    (2, 3, 4)
+    >>> cache = np.zeros((2, 2, 5, 2, 2), "float32")
+    >>> y, cache = layer(x[:, :1], cache=cache, cache_update_index=0)
+    >>> tuple(y.shape), tuple(cache.shape)
+    ((2, 1, 4), (2, 2, 5, 2, 2))
+
+    Reference:
+        Radford et al., 2018, "Improving Language Understanding by Generative
+        Pre-Training"; Radford et al., 2019, "Language Models are
+        Unsupervised Multitask Learners".
+    """
+
+    def __init__(
+        self,
+        intermediate_dim,
+        num_heads,
+        dropout=0.0,
+        activation="gelu_approximate",
+        layer_norm_epsilon=1e-5,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        normalize_first=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        for name, value in (("intermediate_dim", intermediate_dim),
+                            ("num_heads", num_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
+        self.intermediate_dim = intermediate_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.normalize_first = normalize_first
+        self._activation_fn = _get_activation(activation)
+
+    def _initializers(self):
+        # A fresh copy per sublayer, so seeded initializers don't repeat.
+        return {
+            "kernel_initializer": self.kernel_initializer.__class__.from_config(
+                self.kernel_initializer.get_config()),
+            "bias_initializer": self.bias_initializer.__class__.from_config(
+                self.bias_initializer.get_config()),
+        }
+
+    def build(self, inputs_shape):
+        hidden_dim = inputs_shape[-1]
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                f"The input's hidden size {hidden_dim} must be divisible by "
+                f"`num_heads`={self.num_heads}."
+            )
+        self.hidden_dim = hidden_dim
+        self.head_dim = hidden_dim // self.num_heads
+        common = {"dtype": self.dtype_policy}
+        inner_shape = tuple(inputs_shape[:-1]) + (self.intermediate_dim,)
+        self.self_attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="self_attention_layer_norm",
+            **common)
+        self.self_attention_layer_norm.build(inputs_shape)
+        self.query_key_value_dense = keras.layers.Dense(
+            3 * hidden_dim, name="query_key_value_dense", **self._initializers(),
+            **common)
+        self.query_key_value_dense.build(inputs_shape)
+        self.attention_output_dense = keras.layers.Dense(
+            hidden_dim, name="attention_output_dense", **self._initializers(),
+            **common)
+        self.attention_output_dense.build(inputs_shape)
+        self.attention_dropout = keras.layers.Dropout(
+            self.dropout, name="attention_dropout", **common)
+        self.self_attention_dropout = keras.layers.Dropout(
+            self.dropout, name="self_attention_dropout", **common)
+        self.feedforward_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm",
+            **common)
+        self.feedforward_layer_norm.build(inputs_shape)
+        self.feedforward_intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim, activation=self._activation_fn,
+            name="feedforward_intermediate_dense", **self._initializers(),
+            **common)
+        self.feedforward_intermediate_dense.build(inputs_shape)
+        self.feedforward_output_dense = keras.layers.Dense(
+            hidden_dim, name="feedforward_output_dense", **self._initializers(),
+            **common)
+        self.feedforward_output_dense.build(inner_shape)
+        self.feedforward_dropout = keras.layers.Dropout(
+            self.dropout, name="feedforward_dropout", **common)
+        self.built = True
+
+    def _attention_mask(self, query_length, key_length, start, padding_mask):
+        """``[batch or 1, 1, query_length, key_length]`` bool: who sees whom."""
+        queries = ops.arange(query_length, dtype="int32") + ops.cast(start, "int32")
+        keys = ops.arange(key_length, dtype="int32")
+        mask = keys[None, :] <= queries[:, None]  # causal (diagonal included)
+        if padding_mask is not None:
+            valid = ops.cast(padding_mask, "bool")[:, None, :]
+            mask = ops.logical_or(
+                ops.logical_and(mask[None], valid),
+                (keys[None, :] == queries[:, None])[None],  # a padded row sees itself
+            )
+        else:
+            mask = mask[None]
+        return mask[:, None]
+
+    def _attend(self, query, key, value, mask, training=None, fused=None):
+        """Scaled dot-product attention, ``[batch, length, heads, head_dim]``.
+
+        The fused ``ops.dot_product_attention`` unless attention dropout is
+        active (it has no dropout), where the explicit form runs.
+        """
+        if fused is None:
+            fused = not (training and self.dropout > 0)
+        if fused:
+            return ops.dot_product_attention(query, key, value, mask=mask)
+        scale = ops.cast(1.0 / float(self.head_dim) ** 0.5, query.dtype)
+        scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * scale
+        scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
+        probabilities = ops.softmax(ops.cast(scores, "float32"), axis=-1)
+        probabilities = self.attention_dropout(
+            ops.cast(probabilities, query.dtype), training=training)
+        return ops.einsum("bhqk,bkhd->bqhd", probabilities, value)
+
+    def _self_attention(self, x, padding_mask, cache, cache_update_index,
+                        training):
+        shape = ops.shape(x)
+        batch, length = shape[0], shape[1]
+        qkv = self.query_key_value_dense(x)
+        heads = (batch, length, self.num_heads, self.head_dim)
+        query, key, value = (ops.reshape(t, heads)
+                             for t in ops.split(qkv, 3, axis=-1))
+        start = 0
+        if cache is not None:
+            start = cache_update_index
+            update = ops.stack([key, value], axis=1)  # [B, 2, T, H, D]
+            cache = ops.slice_update(cache, (0, 0, start, 0, 0), update)
+            key, value = cache[:, 0], cache[:, 1]
+        mask = self._attention_mask(length, ops.shape(key)[1], start, padding_mask)
+        x = self._attend(query, key, value, mask, training=training)
+        x = ops.reshape(x, (batch, length, self.hidden_dim))
+        return self.attention_output_dense(x), cache
+
+    def call(self, inputs, padding_mask=None, cache=None, cache_update_index=None,
+             training=None):
+        if cache is not None and cache_update_index is None:
+            raise ValueError("`cache_update_index` is required with `cache`.")
+        if cache is not None and padding_mask is not None:
+            raise ValueError(
+                "Pass `padding_mask` or `cache`, not both: with a cache every "
+                "position up to `cache_update_index` is attended to.")
+        x = inputs
+        residual = x
+        if self.normalize_first:
+            x = self.self_attention_layer_norm(x)
+        x, cache = self._self_attention(x, padding_mask, cache,
+                                        cache_update_index, training)
+        x = self.self_attention_dropout(x, training=training) + residual
+        if not self.normalize_first:
+            x = self.self_attention_layer_norm(x)
+
+        residual = x
+        if self.normalize_first:
+            x = self.feedforward_layer_norm(x)
+        x = self.feedforward_output_dense(self.feedforward_intermediate_dense(x))
+        x = self.feedforward_dropout(x, training=training) + residual
+        if not self.normalize_first:
+            x = self.feedforward_layer_norm(x)
+        if cache is not None:
+            return x, cache
+        return x
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "intermediate_dim": self.intermediate_dim,
+                "num_heads": self.num_heads,
+                "dropout": self.dropout,
+                "activation": (
+                    self.activation if isinstance(self.activation, str)
+                    else keras.activations.serialize(self.activation)
+                ),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer),
+                "normalize_first": self.normalize_first,
+            }
+        )
+        return config

@@ -1,0 +1,147 @@
+"""Strings → next-token prediction inputs, targets and weights; prompts for generation."""
+
+import warnings
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
+from kzoo.preprocessing.preprocessing_layer import check_type
+
+
+@kzoo_export("kzoo.models.CausalLMPreprocessor")
+class CausalLMPreprocessor(Preprocessor):
+    """Tokenizes text for a left-to-right language model.
+
+    Training (``call``): each string is tokenized, framed by the start and
+    end tokens (``<|endoftext|> text <|endoftext|>`` for GPT-2), cut to
+    ``sequence_length + 1`` tokens and right-padded by the shared
+    ``MultiSegmentPacker``. The model input is every token but the last, the
+    target every token but the first (the next token at each position), and
+    the sample weight is 1 where the target is a real token, 0 on padding,
+    so padding never counts in the loss.
+
+    Generation (``generate_preprocess`` / ``generate_postprocess``): prompts
+    become lists of ids starting with the start token (an empty prompt is
+    the start token alone); generated ids become text again.
+
+    Family subclasses set ``tokenizer_cls``; the tokenizer provides
+    ``start_token_id``, ``end_token_id`` and ``pad_token_id``.
+
+    Args:
+        tokenizer: the family's tokenizer.
+        sequence_length: int >= 2. Length of the model input. Default 1024.
+        add_start_token: bool. Put the start token first. Default True.
+        add_end_token: bool. Put the end token last (training). Default True.
+
+    Call arguments:
+        x: a string or a batch of strings.
+        y: must be None (the targets are made here).
+        sample_weight: must be None.
+
+    Returns:
+        ``(x, y, sample_weight)``: ``x`` is a dict of ``token_ids`` and
+        ``padding_mask`` ``[batch, sequence_length]``, ``y`` the next-token ids
+        and ``sample_weight`` the float mask of real targets.
+    """
+
+    def __init__(self, tokenizer=None, sequence_length=1024, add_start_token=True,
+                 add_end_token=True, **kwargs):
+        super().__init__(tokenizer=tokenizer, **kwargs)
+        check_type("sequence_length", sequence_length, int, "an int >= 2")
+        if sequence_length < 2:
+            raise ValueError(f"`sequence_length` must be an int >= 2, got "
+                             f"{sequence_length!r}.")
+        check_type("add_start_token", add_start_token, bool, "a bool")
+        check_type("add_end_token", add_end_token, bool, "a bool")
+        self.sequence_length = sequence_length
+        self.add_start_token = add_start_token
+        self.add_end_token = add_end_token
+        self.packer = None
+
+    def _special_ids(self):
+        start = self.tokenizer.start_token_id
+        end = self.tokenizer.end_token_id
+        pad = self.tokenizer.pad_token_id
+        return start, end, 0 if pad is None else pad
+
+    def call(self, x, y=None, sample_weight=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} makes its own targets (the next token at "
+                "each position) and weights: pass only text, got "
+                + ("`y`" if y is not None else "`sample_weight`") + ".")
+        if self.packer is None:
+            start, end, pad = self._special_ids()
+            self.packer = MultiSegmentPacker(
+                sequence_length=self.sequence_length + 1,
+                start_value=start if self.add_start_token else None,
+                end_value=end if self.add_end_token else None,
+                pad_value=pad)
+        scalar = x.shape.rank == 0
+        if scalar:
+            x = x[None]
+        packed = self.packer(self.tokenizer(x))
+        ids, mask = packed["token_ids"], packed["padding_mask"]
+        inputs = {"token_ids": ids[:, :-1], "padding_mask": mask[:, :-1]}
+        targets, weights = ids[:, 1:], tf.cast(mask[:, 1:], "float32")
+        if scalar:
+            inputs = {k: v[0] for k, v in inputs.items()}
+            targets, weights = targets[0], weights[0]
+        return keras.utils.pack_x_y_sample_weight(inputs, targets, weights)
+
+    # --- generation (eager, on Python lists) ---
+    def generate_preprocess(self, prompts, context_length):
+        """Prompts → lists of token ids, the start token first.
+
+        Args:
+            prompts: a str or a list of str.
+            context_length: int. A prompt longer than this (start token
+                included) keeps only its last ``context_length - 1`` tokens,
+                with a warning, so that at least one token can be generated.
+
+        Returns:
+            A list of lists of ints, one per prompt.
+        """
+        texts = [prompts] if isinstance(prompts, str) else list(prompts)
+        if not texts:
+            raise ValueError("`prompts` is empty: pass a string or a list of strings.")
+        for text in texts:
+            check_type("prompts", text, str, "a str or a list of str")
+        start, _, _ = self._special_ids()
+        ids = self.tokenizer(tf.constant(texts, tf.string))
+        ids = [list(row) for row in (ids.to_list() if hasattr(ids, "to_list") else ids)]
+        rows = []
+        for i, row in enumerate(ids):
+            row = [int(t) for t in row]
+            if self.add_start_token or not row:
+                row = [start] + row
+            if len(row) > context_length - 1:
+                warnings.warn(
+                    f"Prompt {i} has {len(row)} tokens, more than the model's "
+                    f"context of {context_length} leaves room for: keeping its last "
+                    f"{context_length - 1} tokens.", stacklevel=3)
+                row = row[-(context_length - 1):]
+            rows.append(row)
+        return rows
+
+    def generate_postprocess(self, token_ids):
+        """Lists of token ids → strings (start and end tokens dropped)."""
+        start, end, _ = self._special_ids()
+        drop = {start, end}
+        texts = []
+        for row in token_ids:
+            kept = [t for t in row if t not in drop]
+            texts.append(self.tokenizer.detokenize(np.asarray([kept], "int32"))[0]
+                         if kept else "")
+        return texts
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(sequence_length=self.sequence_length,
+                      add_start_token=self.add_start_token,
+                      add_end_token=self.add_end_token)
+        return config

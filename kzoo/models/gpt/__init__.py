@@ -1,0 +1,1 @@
+"""GPT: decoder backbone, tokenizer, causal LM, GPT-1-style fine-tuning, converter."""

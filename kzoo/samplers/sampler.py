@@ -1,0 +1,119 @@
+"""Base class of the token samplers: the generation loop over a KV cache."""
+
+import keras
+from keras import ops
+
+from kzoo.api_export import kzoo_export
+
+
+def _column(x, index):
+    """``x[:, index]`` for a (possibly traced) scalar ``index``."""
+    return ops.squeeze(ops.slice(x, (0, index), (ops.shape(x)[0], 1)), axis=1)
+
+
+def _is_stop(tokens, stop_token_ids):
+    if not stop_token_ids:
+        return ops.zeros_like(tokens, dtype="bool")
+    stops = ops.convert_to_tensor(stop_token_ids, dtype=tokens.dtype)
+    return ops.any(ops.equal(tokens[:, None], stops[None, :]), axis=-1)
+
+
+@kzoo_export("kzoo.samplers.Sampler")
+class Sampler:
+    """Picks each next token of a generated sequence, one cached step at a time.
+
+    A sampler runs the generation loop. The token buffer ``[batch,
+    max_length]`` holds each row's prompt (``prompt_mask`` true there),
+    right-padded; from the shortest prompt's end to ``max_length``, each
+    iteration calls ``next_fn`` for the logits of position ``index`` (one
+    step over the key/value cache), keeps the prompt token where a row's
+    prompt is longer, otherwise picks a token with ``choose``, and stops early
+    when every row has produced a stop token. The loop is ``ops.while_loop``
+    with fixed shapes, so it compiles once per ``[batch, max_length]``.
+
+    Subclasses implement ``choose(logits, noise)`` (greedy, sampling) or
+    replace the loop (beam search). Sampling samplers draw by inverse
+    transform: ``noise`` is one uniform number per row and position, made
+    outside the compiled loop by ``make_noise`` from the sampler's seed.
+
+    Args:
+        temperature: float > 0. Logits are divided by it before choosing.
+            Defaults to 1.0.
+        seed: int or None. Seed of the noise stream (sampling samplers).
+    """
+
+    #: whether ``choose`` uses the noise (greedy and beam search do not)
+    uses_noise = False
+
+    def __init__(self, temperature=1.0, seed=None):
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) \
+                or temperature <= 0:
+            raise ValueError(
+                f"`temperature` must be a number > 0, got {temperature!r}.")
+        self.temperature = float(temperature)
+        self.seed = seed
+        self._seed_generator = None
+
+    def make_noise(self, shape):
+        """Uniform noise in (0, 1] of ``shape`` for the sampling choices."""
+        if not self.uses_noise:
+            return ops.ones(shape, dtype="float32")
+        if self._seed_generator is None:
+            self._seed_generator = keras.random.SeedGenerator(self.seed)
+        return 1.0 - keras.random.uniform(shape, seed=self._seed_generator)
+
+    def choose(self, logits, noise):
+        """Next token ids ``[batch]`` from float32 ``logits [batch, vocab]``
+        (already divided by the temperature) and ``noise [batch]``."""
+        raise NotImplementedError
+
+    def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
+                 stop_token_ids=(), pad_token_id=0):
+        """Runs the loop.
+
+        Args:
+            next_fn: ``(token_ids, cache, index) -> (logits [batch, vocab],
+                cache)``: the logits for position ``index``, reading the token
+                at ``index - 1``.
+            token_ids: int ``[batch, max_length]``, prompts right-padded.
+            cache: the model's key/value cache after the prompt (any nest).
+            index: scalar int, the first position to fill (the shortest
+                prompt's length).
+            prompt_mask: bool ``[batch, max_length]``, true on prompt tokens.
+            noise: float ``[batch, max_length]`` from ``make_noise``.
+            stop_token_ids: tuple of ints that end a row.
+            pad_token_id: int written after a row's stop token.
+
+        Returns:
+            int ``[batch, max_length]``: prompts and generated tokens.
+        """
+        max_length = ops.shape(token_ids)[1]
+        done = ops.zeros_like(_column(prompt_mask, 0), dtype="bool")
+
+        def cond(token_ids, cache, index, done):
+            return ops.logical_and(index < max_length,
+                                   ops.logical_not(ops.all(done)))
+
+        def body(token_ids, cache, index, done):
+            logits, cache = next_fn(token_ids, cache, index)
+            logits = ops.cast(logits, "float32") / self.temperature
+            chosen = ops.cast(self.choose(logits, _column(noise, index)),
+                              token_ids.dtype)
+            in_prompt = _column(prompt_mask, index)
+            chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
+            chosen = ops.where(in_prompt, _column(token_ids, index), chosen)
+            done = ops.logical_or(done, ops.logical_and(
+                ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
+            token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
+            return token_ids, cache, index + 1, done
+
+        token_ids, _, _, _ = ops.while_loop(
+            cond, body, (token_ids, cache, index, done))
+        return token_ids
+
+    def get_config(self):
+        return {"temperature": self.temperature, "seed": self.seed}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
