@@ -122,11 +122,14 @@ class CharacterCNN(keras.layers.Layer):
     def call(self, inputs):
         shape = ops.shape(inputs)
         ids = ops.reshape(inputs, (-1, shape[-1]))
+        # One extra row, dropped below: convolutions fail on an empty batch
+        # on some backends, and a batch of empty sentences has no tokens.
+        ids = ops.concatenate([ids, ops.zeros((1, shape[-1]), ids.dtype)], axis=0)
         chars = self.character_embedding(ids)
         features = []
         for conv in self.convolutions:
             features.append(self.activation(ops.max(conv(chars), axis=1)))
-        tokens = ops.concatenate(features, axis=-1)
+        tokens = ops.concatenate(features, axis=-1)[:-1]
         return ops.reshape(tokens, tuple(shape[:-1]) + (self.output_dim,))
 
     def compute_output_shape(self, inputs_shape):

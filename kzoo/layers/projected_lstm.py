@@ -111,6 +111,11 @@ class ProjectedLSTM(keras.layers.Layer):
             c = ops.zeros((batch, self.units), dtype=self.compute_dtype)
         else:
             h, c = (ops.cast(s, self.compute_dtype) for s in initial_state)
+        if isinstance(shape[1], int) and shape[1] == 0:
+            # No steps (empty sentences): ops.scan cannot stack zero outputs
+            # on every backend.
+            outputs = ops.zeros((batch, 0, self.projection_dim), self.compute_dtype)
+            return (outputs, [h, c]) if self.return_state else outputs
         projected = self.cell.project_inputs(inputs)
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
         if self.backward:

@@ -50,3 +50,6 @@ from kzoo.models.gpt.gpt_backbone import GPTBackbone  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor  # noqa: F401,E402,E501
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer  # noqa: F401,E402
+
+# ELMo.
+from kzoo.models.elmo.elmo_backbone import ElmoBackbone  # noqa: F401,E402

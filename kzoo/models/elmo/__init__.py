@@ -1,0 +1,1 @@
+"""ELMo: a character-based bidirectional LSTM language model and its uses."""
