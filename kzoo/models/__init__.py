@@ -41,6 +41,13 @@ from kzoo.models.bert.bert_token_classifier_preprocessor import (  # noqa: F401
 from kzoo.models.bert.bert_tokenizer import BertTokenizer  # noqa: F401
 
 # word2vec.
+from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss  # noqa: F401
+from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone  # noqa: F401
+from kzoo.models.word2vec.word2vec_cbow import Word2VecCBOW  # noqa: F401
+from kzoo.models.word2vec.word2vec_learning_rate import Word2VecLearningRate  # noqa: F401
+from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor  # noqa: F401
+from kzoo.models.word2vec.word2vec_skip_gram import Word2VecSkipGram  # noqa: F401
+from kzoo.models.word2vec.word2vec_task import Word2VecTask  # noqa: F401
 from kzoo.models.word2vec.word_vectors import WordVectors  # noqa: F401
 
 # GPT.

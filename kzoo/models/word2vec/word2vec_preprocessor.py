@@ -1,0 +1,235 @@
+"""Text → word2vec training examples (skip-gram pairs or CBOW windows)."""
+
+import os
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.preprocessor import Preprocessor
+from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
+from kzoo.preprocessing.preprocessing_layer import check_type
+from kzoo.preprocessing.skip_gram_sampler import SkipGramSampler
+from kzoo.tokenizers.word_tokenizer import WordTokenizer
+from kzoo.tokenizers.word_vocabulary import compute_word_vocabulary
+
+_LINES_PER_CALL = 64
+
+
+def text_lines(data):
+    """A corpus as a `tf.data.Dataset` of lines, streamed, never all in memory.
+
+    Args:
+        data: the path of a text file (str or PathLike; one sentence, line
+            or document a line), a list of `pathlib.Path`s, a list of str
+            (the lines themselves), or a `tf.data.Dataset` of strings.
+    """
+    if isinstance(data, (str, os.PathLike)):
+        data = [Path(data)]
+    if isinstance(data, tf.data.Dataset):
+        spec = data.element_spec
+        if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string:
+            raise TypeError("`data` as a tf.data.Dataset must yield strings, got "
+                            f"elements {spec}.")
+        return data.unbatch() if spec.shape.rank else data
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(p, os.PathLike) for p in data):
+        for p in data:
+            if not os.path.isfile(p):
+                raise FileNotFoundError(
+                    f"Corpus file {os.fspath(p)!r} does not exist. (A str is "
+                    "read as a file path; to train on in-memory text, pass a "
+                    "list of str lines.)")
+        return tf.data.TextLineDataset([os.fspath(p) for p in data])
+    if isinstance(data, (list, tuple)):
+        for line in data:
+            check_type("data", line, (str, bytes), "a list of str")
+        return tf.data.Dataset.from_tensor_slices(tf.constant(list(data), tf.string))
+    raise TypeError(
+        "`data` must be a text file path, a list of str lines or a "
+        f"tf.data.Dataset of strings, got {type(data).__name__}.")
+
+
+@kzoo_export("kzoo.models.Word2VecPreprocessor")
+class Word2VecPreprocessor(Preprocessor):
+    """Splits text into words and samples word2vec's training examples.
+
+    A `WordTokenizer` (whose vocabulary and counts come from
+    `from_corpus`: `min_count`, `max_size`, frequency order) maps words to
+    ids; the shared `SkipGramSampler` drops out-of-vocabulary words,
+    subsamples frequent words with word2vec's formula (`sample`), shrinks
+    each window at random (`shrink_window`), and draws `negative` words per
+    example from the unigram distribution raised to 0.75. A batch of lines
+    gives a variable number of examples: `Word2VecSkipGram.fit` maps this
+    layer over the lines in `tf.data` and re-batches the examples, so the
+    pairs of a corpus never exist all at once.
+
+    `output_mode="pairs"` gives skip-gram examples (`center`, `context`,
+    `negatives`); `"windows"` gives CBOW ones (`center` and its whole
+    `context` window with `context_mask`, `negatives`).
+
+    Args:
+        tokenizer: a `WordTokenizer` with `counts`.
+        window: int. Maximum distance of a context word.
+        negative: int. Negative samples per example.
+        sample: float. Subsampling threshold (0 disables it).
+        shrink_window: bool. Draw each window's radius from `1..window`.
+        output_mode: `"pairs"` (skip-gram) or `"windows"` (CBOW).
+        seed: int or None. Seed of the sampling stream.
+
+    Call arguments:
+        x: a batch of strings (lines).
+        y, sample_weight: must be None (the targets are made here).
+
+    Returns:
+        `(x, y)`: `x` the sampler's dict, `y` float labels `[examples, 1 +
+        negative]` for the true word and the negatives (1, 0, or -1 where a
+        negative drew the true word and is left out).
+
+    Example:
+    >>> pre = kzoo.models.Word2VecPreprocessor.from_corpus(
+    ...     ["the cat sat on the mat", "the dog sat"], min_count=1, window=1,
+    ...     negative=2, sample=0.0, shrink_window=False, seed=1)
+    >>> x, y = pre(["the cat sat"])
+    >>> ops.convert_to_numpy(x["center"]).tolist()
+    [1, 3, 3, 2]
+    >>> tuple(y.shape)
+    (4, 3)
+    """
+
+    backbone_cls = Word2VecBackbone
+    tokenizer_cls = WordTokenizer
+
+    def __init__(self, tokenizer=None, window=5, negative=5, sample=1e-3,
+                 shrink_window=True, output_mode="pairs", seed=None, **kwargs):
+        super().__init__(tokenizer=tokenizer, **kwargs)
+        self.window = window
+        self.negative = negative
+        self.sample = sample
+        self.shrink_window = shrink_window
+        self.output_mode = output_mode
+        self.seed = seed
+        self.sampler = None
+        # Words (vocabulary or not) tokenized so far: what fit's words/s
+        # and progress count. A TF variable, so that tf.data maps add to it.
+        with tf.init_scope():
+            # In a list: out of Keras' tracking (it is not a weight).
+            self._counter = [tf.Variable(0, dtype=tf.int64, trainable=False)]
+        if tokenizer is not None and tokenizer.vocabulary is not None:
+            self._build()
+
+    @classmethod
+    def from_corpus(cls, data, min_count=5, max_size=None, lowercase=False,
+                    oov_token="[UNK]", **kwargs):
+        """Builds the vocabulary of a corpus, then the preprocessor.
+
+        Words occurring fewer than `min_count` times are left out, as is
+        everything past the `max_size` most frequent ones (the
+        out-of-vocabulary token included); the vocabulary is in order of
+        descending count, so `WordVectors(restrict_vocab=n)` means the `n`
+        most frequent words. One streamed pass over the corpus.
+
+        Args:
+            data: a text file path, a list of str lines or a
+                `tf.data.Dataset` of strings (see `text_lines`).
+            min_count: int. Minimum count of a vocabulary word.
+            max_size: int or None. Maximum vocabulary size.
+            lowercase: bool. Lowercase the text (here and when training).
+            oov_token: str. The id that other words map to (never trained).
+            **kwargs: the constructor's other arguments (`window`, ...).
+        """
+        lines = text_lines(data)
+        vocabulary, counts = compute_word_vocabulary(
+            lines, min_count=min_count, max_size=max_size, lowercase=lowercase,
+            special_tokens=(oov_token,), oov_token=oov_token)
+        tokenizer = WordTokenizer(vocabulary=vocabulary, counts=counts,
+                                  lowercase=lowercase, oov_token=oov_token)
+        return cls(tokenizer=tokenizer, **kwargs)
+
+    def _build(self):
+        if self.tokenizer.counts is None:
+            raise ValueError(
+                "word2vec needs the corpus count of every vocabulary word "
+                "(subsampling, negative sampling): build the preprocessor "
+                "with `Word2VecPreprocessor.from_corpus(...)` or give the "
+                "WordTokenizer `counts=`.")
+        oov = self.tokenizer.token_to_id(self.tokenizer.oov_token)
+        self.sampler = SkipGramSampler(
+            counts=self.tokenizer.counts, window=self.window,
+            negative=self.negative, sample=self.sample,
+            shrink_window=self.shrink_window, skip_ids=(oov,),
+            output_mode=self.output_mode, seed=self.seed)
+
+    def words_seen(self):
+        """Words (in the vocabulary or not) tokenized by this layer so far."""
+        return int(self._counter[0].numpy())
+
+    @property
+    def skip_ids(self):
+        """Ids that are never trained (the out-of-vocabulary token)."""
+        return (self.tokenizer.token_to_id(self.tokenizer.oov_token),)
+
+    def vocabulary_words(self):
+        """Number of corpus words that the vocabulary was counted on."""
+        return int(np.sum(self.tokenizer.counts))
+
+    def expected_examples(self, words=None):
+        """Expected examples per pass over a corpus of `words` words.
+
+        From the vocabulary's counts (scaled to `words` when given): the
+        in-vocabulary words kept by subsampling, times the expected number
+        of context words of each (`window + 1` with shrinking windows,
+        `2 * window` without) for pairs, or one example each for windows.
+        Sentence ends make the true number somewhat smaller.
+        """
+        if self.sampler is None:
+            self._build()
+        counts = np.asarray(self.tokenizer.counts, dtype=np.float64)
+        keep = self.sampler._keep_probability.numpy()
+        kept = float(np.sum(counts * keep))
+        if words is not None:
+            kept *= words / max(self.vocabulary_words(), 1)
+        if self.output_mode == "windows":
+            return kept
+        return kept * ((self.window + 1) if self.shrink_window else 2 * self.window)
+
+    def call(self, x, y=None, sample_weight=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "Word2VecPreprocessor makes its own targets: pass only text.")
+        if self.sampler is None:
+            self._build()
+        ids = self.tokenizer(x)
+        self._counter[0].assign_add(tf.cast(tf.size(ids.flat_values), tf.int64))
+        out = self.sampler(ids)
+        target = out["center"] if self.output_mode == "windows" else out["context"]
+        negative = tf.cast(out["negatives"] != target[:, None], tf.float32)
+        labels = tf.concat([tf.ones_like(target[:, None], tf.float32),
+                            negative - 1.0], axis=1)
+        return keras.utils.pack_x_y_sample_weight(out, labels)
+
+    def dataset(self, data, batch_size, drop_remainder=False,
+                lines_per_call=_LINES_PER_CALL):
+        """The training `tf.data.Dataset`: `(x, y)` batches of `batch_size`
+        examples, sampled from `data` as it streams by (`drop_remainder`
+        drops each pass's last, smaller batch: one shape for compilers)."""
+        if self.sampler is None:
+            self._build()
+        ds = text_lines(data).batch(lines_per_call)
+        ds = ds.map(self.call, num_parallel_calls=None)
+        return ds.rebatch(batch_size, drop_remainder=drop_remainder).prefetch(
+            tf.data.AUTOTUNE)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "window": self.window,
+            "negative": self.negative,
+            "sample": self.sample,
+            "shrink_window": self.shrink_window,
+            "output_mode": self.output_mode,
+            "seed": self.seed,
+        })
+        return config

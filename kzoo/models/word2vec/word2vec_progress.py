@@ -1,0 +1,44 @@
+"""Training speed in words per second, for word2vec's `fit`."""
+
+import time
+
+import keras
+
+
+class Word2VecProgress(keras.callbacks.Callback):
+    """Adds `words_per_sec` (and `words`) to the logs that Keras shows.
+
+    The words are those that the preprocessor has tokenized (corpus words,
+    in the vocabulary or not, as word2vec counts its progress); the input
+    pipeline reads a little ahead of training, so mid-epoch values lead by a
+    few batches, and each epoch's final value is that epoch's words over
+    its wall time.
+
+    Args:
+        preprocessor: the `Word2VecPreprocessor` feeding `fit`.
+    """
+
+    def __init__(self, preprocessor):
+        super().__init__()
+        self.preprocessor = preprocessor
+        self.epoch_words = []
+        self.epoch_seconds = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+        self._start_words = self.preprocessor.words_seen()
+
+    def _update(self, logs):
+        words = self.preprocessor.words_seen() - self._start_words
+        seconds = max(time.perf_counter() - self._start, 1e-9)
+        if logs is not None:
+            logs["words_per_sec"] = float(round(words / seconds))
+        return words, seconds
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._update(logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        words, seconds = self._update(logs)
+        self.epoch_words.append(words)
+        self.epoch_seconds.append(seconds)

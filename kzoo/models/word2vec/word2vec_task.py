@@ -1,0 +1,186 @@
+"""What word2vec's skip-gram and CBOW tasks share: compile, fit, vectors."""
+
+import math
+import warnings
+
+import keras
+import numpy as np
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.task import Task
+from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss
+from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
+from kzoo.models.word2vec.word2vec_learning_rate import Word2VecLearningRate
+from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor
+from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
+from kzoo.models.word2vec.word_vectors import WordVectors
+
+
+@kzoo_export("kzoo.models.Word2VecTask")
+class Word2VecTask(Task):
+    """Base of `Word2VecSkipGram` and `Word2VecCBOW`.
+
+    `fit(data, epochs=..., batch_size=...)` takes a corpus (a text file
+    path, a list of str lines or a `tf.data.Dataset` of strings) and streams
+    it through the preprocessor in `tf.data`; the default `compile()` is
+    plain SGD with word2vec's linearly decaying learning rate, from `alpha`
+    to `min_alpha` over all the epochs of each `fit` call (as gensim's
+    `train`), over an estimate of the steps from the vocabulary counts.
+    The reported `loss` is the mean negative-sampling loss per example;
+    `words_per_sec` is the speed in corpus words.
+    """
+
+    backbone_cls = Word2VecBackbone
+    preprocessor_cls = Word2VecPreprocessor
+    output_mode = "pairs"
+    default_alpha = 0.025
+
+    def compile(self, optimizer="auto", loss="auto", alpha=None,
+                min_alpha=0.0001, **kwargs):
+        """SGD with word2vec's decaying rate and the negative-sampling loss.
+
+        Args:
+            optimizer: "auto" (SGD, rate scheduled by `fit`) or a Keras
+                optimizer (then `fit` leaves its rate alone).
+            loss: "auto" (`NegativeSamplingLoss`) or a Keras loss.
+            alpha: float. Initial per-example learning rate (0.025, as
+                gensim; `fit` multiplies it by the batch size because the
+                loss is a batch mean).
+            min_alpha: float. Final learning rate.
+        """
+        self.alpha = self.default_alpha if alpha is None else float(alpha)
+        self.min_alpha = float(min_alpha)
+        self._schedule = None
+        if optimizer == "auto":
+            self._schedule = Word2VecLearningRate(self.alpha, self.min_alpha)
+            optimizer = keras.optimizers.SGD(learning_rate=self._schedule)
+        if loss == "auto":
+            loss = NegativeSamplingLoss()
+        super().compile(optimizer=optimizer, loss=loss, **kwargs)
+
+    def get_compile_config(self):
+        return {"alpha": self.alpha, "min_alpha": self.min_alpha}
+
+    def compile_from_config(self, config):
+        self.compile(**config)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, callbacks=None,
+            corpus_words=None, **kwargs):
+        """Trains on a corpus (or on already sampled `(x, y)` batches).
+
+        Args:
+            x: a text file path, a list of str lines, a `tf.data.Dataset` of
+                strings, or a dataset of sampled examples.
+            batch_size: int. Examples (pairs or windows) per step; default
+                1024.
+            epochs: int.
+            corpus_words: int or None. Words in `x`, for the learning rate's
+                decay; defaults to the vocabulary's corpus (`from_corpus`).
+            **kwargs: `keras.Model.fit` arguments.
+
+        Returns:
+            The `History`; `history.history["words_per_sec"]` has each
+            epoch's speed.
+        """
+        if self.preprocessor is None or not self._needs_preprocessing(
+                x if not isinstance(x, str) else [x]):
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs,
+                               callbacks=callbacks, **kwargs)
+        if y is not None:
+            raise ValueError("word2vec makes its own targets: pass only the corpus.")
+        batch_size = batch_size or 1024
+        examples = self.preprocessor.expected_examples(corpus_words)
+        # A last, smaller batch per pass would be one more shape to compile
+        # (JAX); dropping it loses under 1% of the examples of a corpus
+        # this large.
+        dataset = self.preprocessor.dataset(
+            x, batch_size, drop_remainder=examples > 100 * batch_size)
+        estimate = math.ceil(examples / batch_size)
+        self._set_schedule(estimate * epochs, batch_size)
+        progress = Word2VecProgress(self.preprocessor)
+        callbacks = [progress] + list(callbacks or [])
+        kwargs.pop("shuffle", None)  # word2vec reads the corpus in order
+        history = None
+        # One Model.fit call per epoch: Keras would cut every epoch at the
+        # first one's step count, and the number of examples per pass over
+        # a corpus is random (subsampling, windows).
+        for epoch in range(kwargs.pop("initial_epoch", 0), epochs):
+            before = self._iterations()
+            with warnings.catch_warnings():
+                # Keras warns at the end of a dataset of unknown length.
+                warnings.filterwarnings("ignore", message="Your input ran out")
+                epoch_history = keras.Model.fit(
+                    self, dataset, epochs=epoch + 1, initial_epoch=epoch,
+                    callbacks=callbacks, shuffle=False, **kwargs)
+            if history is None:
+                history = epoch_history
+            else:
+                for key, values in epoch_history.history.items():
+                    history.history.setdefault(key, []).extend(values)
+                history.epoch.extend(epoch_history.epoch)
+            if epoch == 0 and epochs > 1:
+                # The first pass counted the steps: decay over the real total.
+                steps = self._iterations() - before
+                self._set_schedule(steps * epochs, batch_size,
+                                   start_step=before)
+        return history
+
+    def _iterations(self):
+        return int(keras.ops.convert_to_numpy(self.optimizer.iterations))
+
+    def _set_schedule(self, decay_steps, batch_size, start_step=None):
+        if self._schedule is None:
+            return
+        self._schedule.alpha = self.alpha
+        self._schedule.min_alpha = self.min_alpha
+        self._schedule.decay_steps = max(int(decay_steps), 1)
+        self._schedule.start_step = (self._iterations() if start_step is None
+                                     else start_step)
+        self._schedule.scale = float(batch_size)
+        self.train_function = None  # retrace with the new schedule
+
+    def word_vectors(self):
+        """The trained input vectors as `WordVectors` (in vocabulary order,
+        the out-of-vocabulary token left out)."""
+        if self.preprocessor is None:
+            raise ValueError("word_vectors() needs the preprocessor's vocabulary.")
+        vocabulary = self.preprocessor.tokenizer.get_vocabulary()
+        counts = self.preprocessor.tokenizer.counts
+        skip = set(self.preprocessor.skip_ids)
+        keep = [i for i in range(len(vocabulary)) if i not in skip]
+        vectors = keras.ops.convert_to_numpy(
+            self.backbone.token_embedding.embeddings)
+        return WordVectors(np.asarray(vectors)[keep], [vocabulary[i] for i in keep],
+                           None if counts is None else [counts[i] for i in keep])
+
+    @property
+    def wv(self):
+        """`word_vectors()`, under gensim's name."""
+        return self.word_vectors()
+
+    @classmethod
+    def from_corpus(cls, data, hidden_dim=100, min_count=5, max_size=None,
+                    lowercase=False, window=5, negative=5, sample=1e-3,
+                    shrink_window=True, seed=None, **kwargs):
+        """Vocabulary, preprocessor, backbone and task for a corpus.
+
+        Args:
+            data: a text file path, a list of str lines or a
+                `tf.data.Dataset` of strings (read once for the vocabulary).
+            hidden_dim: int. Vector size.
+            min_count, max_size, lowercase: the vocabulary's (see
+                `Word2VecPreprocessor.from_corpus`).
+            window, negative, sample, shrink_window, seed: the sampling's.
+            **kwargs: task arguments.
+        """
+        preprocessor = Word2VecPreprocessor.from_corpus(
+            data, min_count=min_count, max_size=max_size, lowercase=lowercase,
+            window=window, negative=negative, sample=sample,
+            shrink_window=shrink_window, output_mode=cls.output_mode, seed=seed)
+        backbone = Word2VecBackbone(
+            vocabulary_size=preprocessor.tokenizer.vocabulary_size(),
+            hidden_dim=hidden_dim)
+        return cls(backbone, preprocessor=preprocessor, **kwargs)
+
+    def serving_outputs(self, outputs):
+        return {"logits": outputs}

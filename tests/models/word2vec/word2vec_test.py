@@ -1,0 +1,218 @@
+"""Backbone, loss, schedule, preprocessor and the two tasks (tiny corpora)."""
+
+import itertools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss
+from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
+from kzoo.models.word2vec.word2vec_cbow import Word2VecCBOW
+from kzoo.models.word2vec.word2vec_learning_rate import Word2VecLearningRate
+from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor
+from kzoo.models.word2vec.word2vec_skip_gram import Word2VecSkipGram
+from kzoo.testing.test_case import run_backbone_test
+from kzoo.testing.test_case import run_saving_test
+from kzoo.testing.test_case import to_numpy
+
+ANIMALS = "cat dog cow horse sheep goat pig hen duck mouse".split()
+TOOLS = "hammer saw drill wrench chisel file rasp vise clamp pliers".split()
+
+
+def topic_corpus(lines=300, length=12, seed=0):
+    """Lines that each draw words from one topic: words of a topic share
+    their contexts, so their vectors should end up close."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(ANIMALS if i % 2 else TOOLS, length))
+            for i in range(lines)]
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_backbone_shapes_init_and_round_trip():
+    out = run_backbone_test(
+        Word2VecBackbone, {"vocabulary_size": 12, "hidden_dim": 4},
+        {"token_ids": np.array([[1, 2], [3, 4]]), "target_ids": np.array([[5], [6]])},
+        expected_output_shape={"sequence_output": (2, 2, 4), "target_output": (2, 1, 4)})
+    backbone = Word2VecBackbone(vocabulary_size=1000, hidden_dim=50)
+    table = to_numpy(backbone.token_embedding.embeddings)
+    assert np.abs(table).max() <= 0.01 and table.std() > 0.005  # U(-0.5/50, 0.5/50)
+    assert not to_numpy(backbone.context_embedding.embeddings).any()
+    assert not to_numpy(out["target_output"]).any()
+
+
+def test_loss_by_hand():
+    scores = np.array([[2.0, -1.0, 0.5], [-0.3, 0.2, 3.0]], "float32")
+    labels = np.array([[1, 0, 0], [1, -1, 0]], "float32")
+    per_example = [
+        -np.log(sigmoid(2.0)) - np.log(sigmoid(1.0)) - np.log(sigmoid(-0.5)),
+        -np.log(sigmoid(-0.3)) - np.log(sigmoid(-3.0)),  # the -1 term left out
+    ]
+    loss = NegativeSamplingLoss()
+    np.testing.assert_allclose(to_numpy(loss(labels, scores)), np.mean(per_example),
+                               rtol=1e-6)
+    restored = keras.losses.deserialize(keras.losses.serialize(loss))
+    assert type(restored) is NegativeSamplingLoss
+
+
+def test_learning_rate_schedule():
+    lr = Word2VecLearningRate(0.025, 0.0001, decay_steps=10, start_step=5, scale=4)
+    values = [float(to_numpy(lr(s))) for s in (0, 5, 10, 15, 40)]
+    np.testing.assert_allclose(values, [0.1, 0.1, 4 * (0.025 - 0.5 * 0.0249), 0.0004,
+                                        0.0004], rtol=1e-5)
+    assert Word2VecLearningRate(**lr.get_config()).get_config() == lr.get_config()
+
+
+def test_preprocessor_vocabulary_labels_and_errors(tmp_path):
+    corpus = ["a a a b b c", "a b d d d d", "e"]
+    pre = Word2VecPreprocessor.from_corpus(corpus, min_count=2, window=2,
+                                           negative=4, sample=0.0, seed=3)
+    assert pre.tokenizer.get_vocabulary() == ["[UNK]", "a", "d", "b"]  # ties: first seen
+    assert list(pre.tokenizer.counts) == [2, 4, 4, 3]  # c and e are [UNK]
+    limited = Word2VecPreprocessor.from_corpus(corpus, min_count=1, max_size=3)
+    assert limited.tokenizer.get_vocabulary() == ["[UNK]", "a", "d"]
+    x, y = pre(corpus)
+    x, y = to_numpy(x), to_numpy(y)
+    assert 0 not in x["center"] and 0 not in x["context"]  # [UNK] is never trained
+    assert (y[:, 0] == 1).all()
+    np.testing.assert_array_equal(y[:, 1:], np.where(x["negatives"] == x["context"][:, None],
+                                                     -1.0, 0.0))
+    assert pre.words_seen() == 13
+    with pytest.raises(ValueError, match="lower `min_count` to <= 4"):
+        Word2VecPreprocessor.from_corpus(corpus, min_count=5)
+    with pytest.raises(FileNotFoundError, match="no-such-file.txt"):
+        Word2VecPreprocessor.from_corpus(str(tmp_path / "no-such-file.txt"))
+    with pytest.raises(ValueError, match="makes its own targets"):
+        pre(corpus, [1, 2, 3])
+
+
+def test_file_stream_equals_in_memory_lines(tmp_path):
+    corpus = topic_corpus(40)
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(corpus) + "\n")
+    batches = []
+    for data in (str(path), corpus):
+        pre = Word2VecPreprocessor.from_corpus(data, min_count=1, sample=0.0, seed=5)
+        batches.append([to_numpy(x) for x, _ in pre.dataset(data, 100)])
+    assert len(batches[0]) == len(batches[1]) > 3
+    for a, b in zip(*batches):
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_streams_a_corpus_larger_than_memory():
+    # An endless corpus: the dataset yields batches at once, so the pairs of
+    # the corpus are never all made first.
+    pre = Word2VecPreprocessor.from_corpus(topic_corpus(10), min_count=1, seed=0)
+    endless = tf.data.Dataset.from_tensor_slices(topic_corpus(10)).repeat()
+    x, y = next(iter(pre.dataset(endless, 256)))
+    assert x["center"].shape == (256,) and y.shape == (256, 6)
+    assert pre.expected_examples() > 0
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_skip_gram_step_is_word2vecs_update(batch):
+    # One SGD step on pairs equals word2vec.c's update by hand (alpha per
+    # pair, summed over the batch): g = (label - sigmoid(h . u)) * alpha,
+    # u += g h for each target, h += sum g u (old u).
+    vocab, dim, alpha = 7, 3, 0.1
+    rng = np.random.default_rng(batch)
+    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
+    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
+    backbone.token_embedding.embeddings.assign(w_in)
+    backbone.context_embedding.embeddings.assign(w_out)
+    model = Word2VecSkipGram(backbone)
+    model.compile(optimizer=keras.optimizers.SGD(alpha * batch))
+    center, context = np.array([1, 2, 1][:batch]), np.array([3, 4, 5][:batch])
+    negatives = np.array([[5, 6], [6, 1], [2, 2]][:batch])
+    labels = np.array([[1, 0, 0], [1, 0, 0], [1, 0, 0]][:batch], "float32")
+    model.train_on_batch({"center": center, "context": context, "negatives": negatives},
+                         labels)
+    new_in, new_out = w_in.copy(), w_out.copy()
+    for c, t, row in zip(center, np.c_[context, negatives], labels):
+        h = w_in[c]
+        g = (row - sigmoid(w_out[t] @ h)) * alpha
+        np.add.at(new_out, t, g[:, None] * h)
+        new_in[c] += g @ w_out[t]
+    np.testing.assert_allclose(to_numpy(backbone.token_embedding.embeddings), new_in,
+                               atol=1e-5)
+    np.testing.assert_allclose(to_numpy(backbone.context_embedding.embeddings), new_out,
+                               atol=1e-5)
+
+
+def test_cbow_scores_by_hand():
+    backbone = Word2VecBackbone(vocabulary_size=6, hidden_dim=2)
+    rng = np.random.default_rng(0)
+    w_in, w_out = rng.normal(size=(2, 6, 2)).astype("float32")
+    backbone.token_embedding.embeddings.assign(w_in)
+    backbone.context_embedding.embeddings.assign(w_out)
+    model = Word2VecCBOW(backbone)
+    x = {"center": np.array([1]), "context": np.array([[2, 0, 4, 5]]),
+         "context_mask": np.array([[True, False, True, True]]),
+         "negatives": np.array([[3, 0]])}
+    h = w_in[[2, 4, 5]].mean(axis=0)
+    np.testing.assert_allclose(to_numpy(model(x)), [w_out[[1, 3, 0]] @ h], rtol=1e-5)
+
+
+@pytest.mark.parametrize("cls", [Word2VecSkipGram, Word2VecCBOW])
+def test_fit_learns_topics_with_decaying_rate(cls):
+    corpus = topic_corpus()
+    model = cls.from_corpus(corpus, hidden_dim=16, min_count=1, window=3,
+                            negative=3, sample=0.0, seed=1)
+    history = model.fit(corpus, epochs=3, batch_size=256, verbose=0)
+    losses = history.history["loss"]
+    assert len(losses) == 3 and losses[-1] < losses[0] < 4 * np.log(2)
+    assert all(v > 0 for v in history.history["words_per_sec"])
+    # The rate fell from alpha * batch to (about) min_alpha * batch.
+    lr = float(to_numpy(model.optimizer.learning_rate))
+    assert lr < 0.05 * 0.025 * 256
+    wv = model.wv
+    assert set(wv.index_to_key) == set(ANIMALS + TOOLS)
+    for word in ("cat", "hammer"):
+        topic = ANIMALS if word in ANIMALS else TOOLS
+        neighbours = [w for w, _ in wv.most_similar(word, topn=5)]
+        assert set(neighbours) <= set(topic), (word, neighbours)
+
+
+def test_save_and_preset_round_trips(tmp_path):
+    corpus = topic_corpus(20)
+    model = Word2VecSkipGram.from_corpus(corpus, hidden_dim=4, min_count=1, seed=2)
+    model.fit(corpus, epochs=1, batch_size=64, verbose=0)
+    x = {"center": np.array([1, 2]), "context": np.array([3, 4]),
+         "negatives": np.array([[5, 6], [7, 8]])}
+    restored = run_saving_test(model, x, tmp_path)
+    assert restored.preprocessor.tokenizer.counts == model.preprocessor.tokenizer.counts
+    model.save_to_preset(str(tmp_path / "preset"))
+    again = Word2VecSkipGram.from_preset(str(tmp_path / "preset"))
+    np.testing.assert_array_equal(again.wv.vectors, model.wv.vectors)
+    assert again.wv.index_to_key == model.wv.index_to_key
+    assert again.preprocessor.window == 5 and again.preprocessor.output_mode == "pairs"
+
+
+def test_seeded_training_is_reproducible():
+    corpus = topic_corpus(30)
+    vectors = []
+    for _ in range(2):
+        keras.utils.set_random_seed(4)
+        model = Word2VecCBOW.from_corpus(corpus, hidden_dim=4, min_count=1, seed=4)
+        model.fit(corpus, epochs=1, batch_size=32, verbose=0)
+        vectors.append(model.wv.vectors)
+    np.testing.assert_allclose(vectors[0], vectors[1], atol=1e-6)
+    assert not np.allclose(vectors[0], 0)
+
+
+def test_pairs_cover_every_window_position():
+    # The pairs of one line with a fixed window are all in-window pairs.
+    pre = Word2VecPreprocessor.from_corpus(["a b c d"], min_count=1, window=1,
+                                           sample=0.0, shrink_window=False, seed=0)
+    x, _ = pre(["a b c d"])
+    vocab = pre.tokenizer.get_vocabulary()
+    pairs = [(vocab[c], vocab[t]) for c, t in zip(to_numpy(x["center"]),
+                                                  to_numpy(x["context"]))]
+    words = "a b c d".split()
+    assert pairs == [(a, b) for a, b in itertools.permutations(words, 2)
+                     if abs(words.index(a) - words.index(b)) == 1]
