@@ -63,10 +63,8 @@ def split_words_with_offsets(
     if strip_accents:
         norm = tf_text.normalize_utf8(norm, "NFD")
         norm = tf.strings.regex_replace(norm, r"\p{Mn}", "")
-    split_pattern = CJK_PATTERN
-    if split_on_punctuation:
-        split_pattern = f"{PUNCTUATION_PATTERN}|{CJK_PATTERN}"
-    norm = tf.strings.regex_replace(norm, f"({split_pattern})", r" \1 ")
+    norm = tf.strings.regex_replace(
+        norm, _normalize_pattern(split_on_punctuation), r" \1 ")
 
     # Where each character's normalized text starts, in one global coordinate
     # over the batch (each row shifted by the lengths of the rows before it).
@@ -89,6 +87,39 @@ def split_words_with_offsets(
         return tf.gather(source_starts, first), tf.gather(source_ends, last)
 
     return words, word_starts, to_source
+
+
+def _normalize_pattern(split_on_punctuation):
+    if split_on_punctuation:
+        return f"({PUNCTUATION_PATTERN}|{CJK_PATTERN})"
+    return f"({CJK_PATTERN})"
+
+
+def split_words(text, lowercase=True, strip_accents=None, split_on_punctuation=True):
+    """The words of ``split_words_with_offsets``, without the offsets.
+
+    The same normalization applied to whole strings at once instead of
+    character by character (no map back to the source bytes is kept): the
+    fast path for token ids.
+
+    Returns:
+        A ``[batch, None]`` ragged tensor of normalized words.
+    """
+    if strip_accents is None:
+        strip_accents = lowercase
+    norm = tf.strings.regex_replace(text, CONTROL_PATTERN, "")
+    norm = tf.strings.regex_replace(norm, WHITESPACE_PATTERN, " ")
+    if lowercase:
+        # Lowercasing whole strings applies Greek's final-sigma rule (Σ at
+        # a word's end → ς); character by character, as BERT does, Σ → σ.
+        norm = tf.strings.regex_replace(norm, "Σ", "σ")
+        norm = tf.strings.lower(norm, encoding="utf-8")
+    if strip_accents:
+        norm = tf_text.normalize_utf8(norm, "NFD")
+        norm = tf.strings.regex_replace(norm, r"\p{Mn}", "")
+    norm = tf.strings.regex_replace(
+        norm, _normalize_pattern(split_on_punctuation), r" \1 ")
+    return tf_text.regex_split(norm, " +", "")
 
 
 @kzoo_export("kzoo.tokenizers.WordPieceTokenizer")
@@ -292,6 +323,32 @@ class WordPieceTokenizer(Tokenizer):
             ids = tf.where(segments.flat_values == token, token_id, ids)
         return segments, starts, ids
 
+    def _word_pieces(self, word_values):
+        """Which words are too long, and the words with those made ``oov_token``."""
+        too_long = (tf.strings.length(word_values, unit="UTF8_CHAR")
+                    > self.max_input_chars_per_word)
+        word_values = tf.where(too_long, self.oov_token, word_values)
+        return too_long, word_values
+
+    def _tokenize_ids(self, text):
+        """1-D strings to ragged ids (int64): ``_tokenize_flat`` less offsets."""
+        text = to_valid_utf8(text)
+        segments, _, special_ids = self._split_special_tokens(text)
+        is_special = special_ids >= 0
+        flat = tf.where(is_special, tf.constant(""), segments.flat_values)
+        words = split_words(flat, self.lowercase, self.strip_accents,
+                            self.split_on_punctuation)
+        _, word_values = self._word_pieces(words.flat_values)
+        ids = self._word_piece.tokenize(word_values)
+        pieces = tf.RaggedTensor.from_row_splits(
+            ids.flat_values, tf.gather(ids.row_splits, words.row_splits),
+            validate=False)
+        special = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(special_ids, is_special), tf.cast(is_special, tf.int64),
+            validate=False)
+        pieces = tf.concat([special, pieces], axis=1)
+        return segments.with_flat_values(pieces).merge_dims(1, 2)
+
     def _tokenize_flat(self, text):
         """1-D strings to ragged ids and source byte offsets (int64)."""
         text = to_valid_utf8(text)
@@ -303,10 +360,7 @@ class WordPieceTokenizer(Tokenizer):
         words, word_starts, to_source = split_words_with_offsets(
             flat, self.lowercase, self.strip_accents, self.split_on_punctuation)
 
-        word_values = words.flat_values
-        too_long = (tf.strings.length(word_values, unit="UTF8_CHAR")
-                    > self.max_input_chars_per_word)
-        word_values = tf.where(too_long, self.oov_token, word_values)
+        too_long, word_values = self._word_pieces(words.flat_values)
         ids, starts, ends = self._word_piece.tokenize_with_offsets(word_values)
         word_of_piece = ids.value_rowids()
         word_length = tf.cast(tf.strings.length(words.flat_values), tf.int64)
@@ -341,7 +395,7 @@ class WordPieceTokenizer(Tokenizer):
         return {k: pieces.with_flat_values(tf.cast(v, self.compute_dtype))
                 for k, v in outputs.items()}
 
-    def _tokenize_all(self, inputs):
+    def _tokenize_all(self, inputs, offsets=True):
         self._check_vocabulary()
         if inputs.dtype != tf.string:
             raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
@@ -350,7 +404,11 @@ class WordPieceTokenizer(Tokenizer):
         if rank is None or rank > 1:
             raise ValueError("`inputs` must be a string or a 1-D batch of strings, "
                              f"got shape {inputs.shape}.")
-        outputs = self._tokenize_flat(tf.reshape(inputs, [-1]))
+        flat = tf.reshape(inputs, [-1])
+        if offsets:
+            outputs = self._tokenize_flat(flat)
+        else:
+            outputs = {"token_ids": tf.cast(self._tokenize_ids(flat), self.compute_dtype)}
         pad_id = self.pad_token_id or 0
         outputs = {k: self._pad_to_sequence_length(v, pad_id if k == "token_ids" else 0)
                    for k, v in outputs.items()}
@@ -362,7 +420,7 @@ class WordPieceTokenizer(Tokenizer):
     @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def tokenize(self, inputs):
         """Strings to token ids (see the class docstring for shapes)."""
-        return self._tokenize_all(inputs)["token_ids"]
+        return self._tokenize_all(inputs, offsets=False)["token_ids"]
 
     @preprocessing_function
     @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
