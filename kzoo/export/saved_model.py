@@ -89,11 +89,15 @@ def _export_in_process(task, path, sequence_length):
         outputs = task.serving_outputs(task(x, training=False))
         return {k: tf.convert_to_tensor(v) for k, v in outputs.items()}
 
-    archive.add_endpoint(
-        "serving_default",
-        serve,
-        input_signature=[tf.TensorSpec([None], tf.string, name=n) for n in names],
-    )
+    # A task may define its own signatures (a causal LM: token ids in,
+    # next-token logits out) instead of the raw-text serving_default.
+    endpoints = (task.serving_endpoints(sequence_length)
+                 if hasattr(task, "serving_endpoints") else None)
+    if endpoints is None:
+        endpoints = {"serving_default": (
+            serve, [tf.TensorSpec([None], tf.string, name=n) for n in names])}
+    for name, (fn, input_signature) in endpoints.items():
+        archive.add_endpoint(name, fn, input_signature=input_signature)
     archive.write_out(path, verbose=False)
 
 

@@ -114,11 +114,28 @@ class CausalLM(Task):
         object.__setattr__(self, "_generations", {})  # jit_compile may change
 
     # --- serving ---
-    def serving_input_names(self):
-        return ("text",)
+    def serving_endpoints(self, sequence_length=None):
+        """The SavedModel signature ``kzoo.export.saved_model`` writes.
 
-    def serving_outputs(self, outputs):
-        return {"logits": outputs}
+        ``serving_default`` takes ``token_ids`` and ``padding_mask`` (int32
+        ``[batch, length]``, right-padded; ``length`` fixed to
+        ``sequence_length`` when given) and returns ``next_token_logits``
+        (``[batch, vocabulary_size]``, the logits after each row's last real
+        token) and ``logits`` (``[batch, length, vocabulary_size]``).
+        """
+        shape = (None, sequence_length)
+
+        def serve(token_ids, padding_mask):
+            logits = self({"token_ids": token_ids, "padding_mask": padding_mask},
+                          training=False)
+            last = ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1
+            last = ops.maximum(last, 0)[:, None, None]
+            next_token = ops.take_along_axis(logits, last, axis=1)[:, 0, :]
+            return {"next_token_logits": next_token, "logits": logits}
+
+        signature = [keras.InputSpec(shape=shape, dtype="int32", name="token_ids"),
+                     keras.InputSpec(shape=shape, dtype="int32", name="padding_mask")]
+        return {"serving_default": (serve, signature)}
 
     # --- generation ---
     def _generation(self, sampler, stop_token_ids, pad_token_id):
