@@ -120,15 +120,19 @@ class ProjectedLSTM(keras.layers.Layer):
         lengths = ops.sum(ops.cast(mask, "int32"), axis=1)
         if self.backward:
             projected = reverse_within_length(projected, lengths)
-        steps = ops.transpose(projected, (1, 0, 2))
-        step_mask = ops.transpose(ops.cast(mask, self.compute_dtype))[:, :, None]
+        # One scanned tensor, the mask as its last column: keras' TensorFlow
+        # scan fails on several inputs of unknown length.
+        steps = ops.concatenate(
+            [projected, ops.expand_dims(ops.cast(mask, projected.dtype), -1)], axis=-1
+        )
+        steps = ops.transpose(steps, (1, 0, 2))
         width = self.projection_dim
 
         def step(carry, x):
             h, c = carry[:, :width], carry[:, width:]
-            projected_t, mask_t = x
+            projected_t, mask_t = x[:, :-1], x[:, -1:]
             new_h, new_c = self.cell.step(projected_t, h, c)
-            new_h = new_h * mask_t
+            new_h = ops.where(ops.greater(mask_t, 0.0), new_h, ops.zeros_like(new_h))
             carry = ops.concatenate(
                 [new_h + h * (1.0 - mask_t), new_c * mask_t + c * (1.0 - mask_t)],
                 axis=-1,
@@ -137,7 +141,7 @@ class ProjectedLSTM(keras.layers.Layer):
             return carry, ops.concatenate([new_h, new_c], axis=-1)
 
         carry, outputs = ops.scan(
-            step, ops.concatenate([h, c], axis=-1), (steps, step_mask)
+            step, ops.concatenate([h, c], axis=-1), steps
         )
         outputs = ops.transpose(outputs[:, :, :width], (1, 0, 2))
         if self.backward:

@@ -60,3 +60,5 @@ from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer  # noqa: F401,E402
 
 # ELMo.
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone  # noqa: F401,E402
+from kzoo.models.elmo.elmo_embedder import ElmoEmbedder  # noqa: F401,E402
+from kzoo.models.elmo.elmo_embedding import ElmoEmbedding  # noqa: F401,E402

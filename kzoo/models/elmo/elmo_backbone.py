@@ -86,8 +86,8 @@ class ElmoBackbone(Backbone):
     >>> ids = kzoo.preprocessing.CharacterIds(add_sentence_boundaries=True)(
     ...     ["the river bank", "a bank"])
     >>> outputs = backbone(ids)
-    >>> {k: tuple(v.shape) for k, v in outputs.items()}
-    {'token_output': (2, 5, 4), 'lstm_output_1': (2, 5, 8), 'lstm_output_2': (2, 5, 8)}
+    >>> sorted((k, tuple(v.shape)) for k, v in outputs.items())
+    [('lstm_output_1', (2, 5, 8)), ('lstm_output_2', (2, 5, 8)), ('token_output', (2, 5, 4))]
 
     Reference:
         - [Peters et al., 2018](https://arxiv.org/abs/1802.05365).
