@@ -1,0 +1,108 @@
+"""TF-Hub ELMo signatures: exported on any backend, served from another process."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from kzoo.export.elmo_hub import elmo_hub_module
+from kzoo.models.elmo.elmo_backbone import ElmoBackbone
+from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
+from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
+
+TINY = dict(num_layers=2, hidden_dim=8, projection_dim=4, filters=((1, 4), (2, 4)),
+            character_dim=3, max_word_length=12, dropout=0.0)
+SENTENCES = ["the river bank", "a bank loan was given", ""]
+OUTPUTS = ["default", "elmo", "lstm_outputs1", "lstm_outputs2", "word_emb"]
+
+SERVE = r"""
+import json, sys
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+out = {"signatures": sorted(loaded.signatures)}
+default = loaded.signatures["default"]
+tokens = loaded.signatures["tokens"]
+out["default_inputs"] = sorted(default.structured_input_signature[1])
+out["tokens_inputs"] = sorted(tokens.structured_input_signature[1])
+out["default"] = {k: v.numpy().tolist() for k, v in
+                  default(default=tf.constant(json.loads(sys.argv[2]))).items()}
+t = tf.constant([["a", "bank", "", ""], ["bank", "", "", ""]])
+out["tokens"] = {k: v.numpy().tolist() for k, v in
+                 tokens(tokens=t, sequence_len=tf.constant([2, 1])).items()}
+try:
+    tokens(tokens=t, sequence_len=tf.constant([5, 1]))
+    out["too_long"] = "no error"
+except tf.errors.InvalidArgumentError as exc:
+    out["too_long"] = exc.message
+print("JSON" + json.dumps(out))
+"""
+
+
+def serve(path, in_process):
+    args = [path, json.dumps(SENTENCES)]
+    if in_process:  # written by another process already (jax, torch)
+        code = compile(SERVE, "serve", "exec")
+        import contextlib
+        import io
+        buffer = io.StringIO()
+        argv = sys.argv
+        sys.argv = ["serve"] + args
+        try:
+            with contextlib.redirect_stdout(buffer):
+                exec(code, {"__name__": "__main__"})
+        finally:
+            sys.argv = argv
+        text = buffer.getvalue()
+    else:
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+        result = subprocess.run([sys.executable, "-c", SERVE] + args, env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        text = result.stdout
+    return json.loads(text.split("JSON", 1)[1])
+
+
+def test_signatures_and_values_match_the_keras_model(tmp_path):
+    backbone = ElmoBackbone(**TINY)
+    embedding = ElmoEmbedding(backbone, initial_weights=[0.3, -0.2, 0.5], initial_gamma=1.5)
+    path = elmo_hub_module(embedding, str(tmp_path / "elmo"))
+    served = serve(path, in_process=keras.config.backend() != "tensorflow")
+    assert served["signatures"] == ["default", "tokens"]
+    assert served["default_inputs"] == ["default"]
+    assert served["tokens_inputs"] == ["sequence_len", "tokens"]
+    assert sorted(served["default"]) == sorted(served["tokens"]) == OUTPUTS
+
+    embedder = ElmoEmbedder(backbone, mix_weights=[0.3, -0.2, 0.5], mix_gamma=1.5)
+    out = {k: np.array(v) for k, v in served["default"].items()}
+    assert out["elmo"].shape == (3, 5, 8) and out["word_emb"].shape == (3, 5, 4)
+    for b, sentence in enumerate(SENTENCES):
+        words = sentence.split()
+        n = len(words)
+        layers = embedder.embed_sentence(words)
+        mixed = embedder.embed_sentence(words, mixed=True)
+        np.testing.assert_allclose(out["word_emb"][b, :n], layers[0][:, :4], atol=1e-5)
+        np.testing.assert_allclose(out["lstm_outputs1"][b, :n], layers[1], atol=1e-5)
+        np.testing.assert_allclose(out["lstm_outputs2"][b, :n], layers[2], atol=1e-5)
+        np.testing.assert_allclose(out["elmo"][b, :n], mixed, atol=1e-5)
+        assert np.all(out["elmo"][b, n:] == 0)
+        expected = mixed.mean(0) if n else np.zeros(8)
+        np.testing.assert_allclose(out["default"][b], expected, atol=1e-5)
+
+    tokens = {k: np.array(v) for k, v in served["tokens"].items()}
+    assert tokens["elmo"].shape == (2, 4, 8)  # the width of the tokens matrix
+    np.testing.assert_allclose(tokens["elmo"][0, :2],
+                               embedder.embed_sentence(["a", "bank"], mixed=True), atol=1e-5)
+    np.testing.assert_allclose(tokens["lstm_outputs2"][1, :1],
+                               embedder.embed_sentence(["bank"])[2], atol=1e-5)
+    assert np.all(tokens["elmo"][1, 1:] == 0)
+    assert "sequence_len is larger than the width" in served["too_long"]
+
+
+def test_bad_models_are_refused(tmp_path):
+    with pytest.raises(TypeError, match="ElmoEmbedding or ElmoBackbone"):
+        elmo_hub_module(keras.layers.Dense(2), str(tmp_path / "x"))
