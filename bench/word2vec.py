@@ -170,7 +170,7 @@ def parse_args(argv):
     parser.add_argument("--cbow", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="1 epoch per row")
-    parser.add_argument("--batch-size", default="1024",
+    parser.add_argument("--batch-size", default="4096",
                         help="kzoo examples per step; a comma-separated list "
                              "gives one row each")
     parser.add_argument("--workers", type=int, default=2, help="gensim threads")

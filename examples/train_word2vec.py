@@ -108,7 +108,7 @@ def main(argv=None):
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--alpha", type=float, default=0.025)
-    parser.add_argument("--batch-size", type=int, default=1024,
+    parser.add_argument("--batch-size", type=int, default=4096,
                         help="kzoo: examples per step")
     parser.add_argument("--workers", type=int, default=2, help="gensim threads")
     parser.add_argument("--seed", type=int, default=1)

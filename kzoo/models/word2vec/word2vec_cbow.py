@@ -14,7 +14,9 @@ class Word2VecCBOW(Word2VecTask):
     For a center word with context words `c_1..c_m` (its shrunk window) and
     negatives `n_1..n_k`, `h = mean(v_in(c_i))` scores `s = h . v_out(w)` for
     `w = center, n_1, ..., n_k` (gensim's `cbow_mean=1`), trained with
-    `NegativeSamplingLoss`. `fit` takes a corpus; the vectors are `model.wv`.
+    `NegativeSamplingLoss`. As in word2vec.c and gensim, each context word's
+    vector receives the whole error of `h` (not the `1/m` share that the
+    mean's gradient would give it). `fit` takes a corpus; the vectors are `model.wv`.
     The default learning rate is gensim's 0.025 (word2vec.c uses 0.05 for
     CBOW: `model.compile(alpha=0.05)`).
 
@@ -56,9 +58,13 @@ class Word2VecCBOW(Word2VecTask):
         targets = ops.concatenate([ops.expand_dims(center, -1), negatives], axis=-1)
         outputs = backbone({"token_ids": context, "target_ids": targets})
         mask = ops.cast(context_mask, outputs["sequence_output"].dtype)
-        weights = mask / ops.maximum(ops.sum(mask, axis=-1, keepdims=True), 1.0)
-        # Mean of the window's input vectors, scored against the targets.
-        hidden = ops.einsum("bn,bnd->bd", weights, outputs["sequence_output"])
+        count = ops.maximum(ops.sum(mask, axis=-1, keepdims=True), 1.0)
+        total = ops.einsum("bn,bnd->bd", mask, outputs["sequence_output"])
+        # The mean of the window's input vectors, whose gradient reaches
+        # every context word whole (not divided by the count), as
+        # word2vec.c's and gensim's CBOW update: value total / count,
+        # derivative 1 with respect to total.
+        hidden = total / count + (total - ops.stop_gradient(total)) * (1.0 - 1.0 / count)
         logits = ops.einsum("bd,bkd->bk", hidden, outputs["target_output"])
         super().__init__(
             inputs={"center": center, "context": context,

@@ -42,3 +42,15 @@ class Word2VecProgress(keras.callbacks.Callback):
         words, seconds = self._update(logs)
         self.epoch_words.append(words)
         self.epoch_seconds.append(seconds)
+
+
+class EpochsProgbar(keras.callbacks.ProgbarLogger):
+    """Keras' progress bar, told the total number of epochs (`fit` runs one
+    `Model.fit` call per epoch, so Keras alone would print "Epoch 3/3")."""
+
+    def __init__(self, epochs):
+        super().__init__()
+        self.total_epochs = epochs
+
+    def set_params(self, params):
+        super().set_params(dict(params, epochs=self.total_epochs))

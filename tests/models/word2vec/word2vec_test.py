@@ -158,6 +158,34 @@ def test_cbow_scores_by_hand():
     np.testing.assert_allclose(to_numpy(model(x)), [w_out[[1, 3, 0]] @ h], rtol=1e-5)
 
 
+def test_cbow_step_is_word2vecs_update():
+    # word2vec.c / gensim (cbow_mean=1): h = mean of the window's input
+    # vectors, g = (label - sigmoid(h . u)) * alpha, u += g h, and every
+    # context word's input vector += sum g u (the whole error, undivided).
+    vocab, dim, alpha = 8, 3, 0.1
+    rng = np.random.default_rng(7)
+    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
+    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
+    backbone.token_embedding.embeddings.assign(w_in)
+    backbone.context_embedding.embeddings.assign(w_out)
+    model = Word2VecCBOW(backbone)
+    model.compile(optimizer=keras.optimizers.SGD(alpha))
+    x = {"center": np.array([1]), "context": np.array([[2, 0, 4, 5]]),
+         "context_mask": np.array([[True, False, True, True]]),
+         "negatives": np.array([[3, 6]])}
+    model.train_on_batch(x, np.array([[1.0, 0.0, 0.0]]))
+    h = w_in[[2, 4, 5]].mean(axis=0)
+    targets = [1, 3, 6]
+    g = (np.array([1.0, 0.0, 0.0]) - sigmoid(w_out[targets] @ h)) * alpha
+    new_out, new_in = w_out.copy(), w_in.copy()
+    new_out[targets] += g[:, None] * h
+    new_in[[2, 4, 5]] += g @ w_out[targets]
+    np.testing.assert_allclose(to_numpy(backbone.token_embedding.embeddings), new_in,
+                               atol=1e-5)
+    np.testing.assert_allclose(to_numpy(backbone.context_embedding.embeddings), new_out,
+                               atol=1e-5)
+
+
 @pytest.mark.parametrize("cls", [Word2VecSkipGram, Word2VecCBOW])
 def test_fit_learns_topics_with_decaying_rate(cls):
     corpus = topic_corpus()
