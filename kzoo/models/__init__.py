@@ -62,3 +62,7 @@ from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer  # noqa: F401,E402
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone  # noqa: F401,E402
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder  # noqa: F401,E402
 from kzoo.models.elmo.elmo_embedding import ElmoEmbedding  # noqa: F401,E402
+from kzoo.models.elmo.elmo_language_model import ElmoLanguageModel  # noqa: F401,E402
+from kzoo.models.elmo.elmo_language_model_preprocessor import (  # noqa: F401,E402
+    ElmoLanguageModelPreprocessor,
+)
