@@ -56,6 +56,12 @@ from kzoo.models.causal_lm_preprocessor import CausalLMPreprocessor  # noqa: F40
 from kzoo.models.gpt.gpt_backbone import GPTBackbone  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor  # noqa: F401,E402,E501
+from kzoo.models.gpt.gpt_classifier import GPTClassifier  # noqa: F401,E402
+from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor  # noqa: F401,E402,E501
+from kzoo.models.gpt.gpt_multiple_choice import GPTMultipleChoice  # noqa: F401,E402
+from kzoo.models.gpt.gpt_multiple_choice_preprocessor import (  # noqa: F401,E402
+    GPTMultipleChoicePreprocessor,
+)
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer  # noqa: F401,E402
 
 # ELMo.

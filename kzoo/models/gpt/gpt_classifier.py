@@ -1,0 +1,123 @@
+"""GPT-1-style fine-tuning: a linear head on the extract token's state."""
+
+import keras
+from keras import ops
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.gpt.gpt_backbone import GPTBackbone
+from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
+from kzoo.models.text_classifier import TextClassifier
+
+
+def extract_state(sequence_output, padding_mask):
+    """The hidden state of each row's last real token (``<|extract|>`` when
+    right-padded): ``[batch, hidden]``."""
+    last = ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1
+    last = ops.maximum(last, 0)[:, None, None]
+    return ops.take_along_axis(sequence_output, last, axis=1)[:, 0, :]
+
+
+class _AddOrders(keras.layers.Layer):
+    """``[2 * batch, hidden]`` (both orders stacked) → the sum ``[batch, hidden]``."""
+
+    def call(self, x):
+        half = ops.shape(x)[0] // 2
+        return x[:half] + x[half:]
+
+    def compute_output_shape(self, shape):
+        return (None,) + tuple(shape[1:])
+
+
+class _LanguageModelLoss(keras.layers.Layer):
+    """Adds ``weight`` x the next-token cross-entropy of the input sequence
+    (over real tokens, tied output embedding) to the model's losses, and
+    passes ``features`` through unchanged: GPT-1's auxiliary objective."""
+
+    def __init__(self, token_embedding, loss_weight, **kwargs):
+        super().__init__(**kwargs)
+        self.token_embedding = token_embedding
+        self.loss_weight = loss_weight
+
+    def call(self, features, sequence_output, token_ids, padding_mask):
+        embeddings = ops.convert_to_tensor(self.token_embedding.embeddings)
+        logits = ops.matmul(sequence_output[:, :-1], ops.transpose(embeddings))
+        targets = token_ids[:, 1:]
+        weights = ops.cast(padding_mask[:, 1:], "float32")
+        losses = keras.losses.sparse_categorical_crossentropy(
+            targets, ops.cast(logits, "float32"), from_logits=True)
+        loss = ops.sum(losses * weights) / ops.maximum(ops.sum(weights), 1.0)
+        self.add_loss(self.loss_weight * loss)
+        return features
+
+    def compute_output_shape(self, features_shape, *args):
+        return features_shape
+
+
+@kzoo_export("kzoo.models.GPTClassifier")
+class GPTClassifier(TextClassifier):
+    """GPT-1 fine-tuning: classification, entailment and similarity.
+
+    The backbone reads the packed sequence (see
+    ``GPTClassifierPreprocessor``); the classifier takes the hidden state of
+    the ``<|extract|>`` token (the last real token of each row), applies
+    dropout and a linear layer. With ``symmetric=True`` (similarity) the
+    preprocessor stacks both orders of each pair and the two extract states
+    are added before the linear layer. ``language_model_loss_weight`` (λ,
+    0.5 in the GPT paper) adds λ x the language-model loss on the same
+    inputs to the classification loss.
+
+    Args:
+        backbone: a ``GPTBackbone`` whose vocabulary has the three
+            fine-tuning tokens.
+        num_classes: int.
+        preprocessor: a ``GPTClassifierPreprocessor`` or None.
+        dropout: float. Dropout before the linear layer (GPT: 0.1).
+        activation: None (logits) or "softmax".
+        language_model_loss_weight: float >= 0. λ of the auxiliary loss.
+        symmetric: bool. Similarity: add the states of both orders.
+
+    Reference:
+        Radford et al., 2018, "Improving Language Understanding by Generative
+        Pre-Training", section 3.3.
+    """
+
+    backbone_cls = GPTBackbone
+    preprocessor_cls = GPTClassifierPreprocessor
+
+    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
+                 activation=None, language_model_loss_weight=0.0, symmetric=False,
+                 **kwargs):
+        if language_model_loss_weight < 0:
+            raise ValueError("`language_model_loss_weight` must be >= 0, got "
+                             f"{language_model_loss_weight!r}.")
+        if preprocessor is not None and getattr(preprocessor, "symmetric",
+                                                symmetric) != symmetric:
+            raise ValueError(
+                f"`symmetric={symmetric}` but the preprocessor has "
+                f"symmetric={preprocessor.symmetric}: the model adds both orders "
+                "only when the preprocessor packs them.")
+        self.language_model_loss_weight = language_model_loss_weight
+        self.symmetric = symmetric
+        self.add_orders = _AddOrders(name="add_orders") if symmetric else None
+        self.language_model_loss = (
+            _LanguageModelLoss(backbone.token_embedding, language_model_loss_weight,
+                              name="language_model_loss")
+            if language_model_loss_weight else None)
+        super().__init__(backbone, num_classes, preprocessor=preprocessor,
+                         dropout=dropout, activation=activation, **kwargs)
+
+    def sequence_features(self, backbone_outputs, inputs):
+        sequence_output = backbone_outputs["sequence_output"]
+        features = extract_state(sequence_output, inputs["padding_mask"])
+        if self.language_model_loss is not None:
+            features = self.language_model_loss(
+                features, sequence_output, inputs["token_ids"], inputs["padding_mask"])
+        if self.add_orders is not None:
+            features = self.add_orders(features)
+        return features
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(language_model_loss_weight=self.language_model_loss_weight,
+                      symmetric=self.symmetric)
+        return config

@@ -1,0 +1,79 @@
+"""Strings → GPT-1 fine-tuning inputs: ``<|start|> a <|delim|> b <|extract|>``."""
+
+import keras
+import tensorflow as tf
+
+from kzoo.api_export import kzoo_export
+from kzoo.models.gpt.gpt_backbone import GPTBackbone
+from kzoo.models.gpt.gpt_tokenizer import (
+    DELIMITER_TOKEN,
+    EXTRACT_TOKEN,
+    START_TOKEN,
+    GPTTokenizer,
+)
+from kzoo.models.text_classifier_preprocessor import TextClassifierPreprocessor
+
+
+@kzoo_export("kzoo.models.GPTClassifierPreprocessor")
+class GPTClassifierPreprocessor(TextClassifierPreprocessor):
+    """GPT-1's input transformations for classification, entailment and similarity.
+
+    The shared ``MultiSegmentPacker`` lays one text out as ``<|start|> text
+    <|extract|>`` (classification) and a pair as ``<|start|> a <|delim|> b
+    <|extract|>`` (entailment: premise and hypothesis), right-padded; the
+    classifier reads the hidden state of ``<|extract|>``. With
+    ``symmetric=True`` (similarity, where the two texts have no order) a pair
+    is packed in both orders: the first ``batch`` rows of the output are
+    ``a, b`` and the next ``batch`` rows ``b, a``; the classifier adds the
+    two extract states. The tokenizer's vocabulary needs the three tokens
+    (``kzoo.models.gpt.add_fine_tuning_tokens`` adds them to a pretrained
+    model).
+
+    Args:
+        tokenizer: a ``GPTTokenizer`` whose vocabulary has ``<|start|>``,
+            ``<|delim|>`` and ``<|extract|>``.
+        sequence_length: int. Default 128.
+        truncate: ``"round_robin"`` or ``"waterfall"``.
+        num_segments: 1 or 2 texts per example (the export signature's inputs).
+        symmetric: bool. Pack pairs in both orders (similarity).
+
+    Returns:
+        ``(x, y, sample_weight)`` with ``x`` a dict of ``token_ids`` and
+        ``padding_mask`` (``[batch, sequence_length]``, or ``[2 * batch,
+        sequence_length]`` when symmetric).
+    """
+
+    backbone_cls = GPTBackbone
+    tokenizer_cls = GPTTokenizer
+    start_token = START_TOKEN
+    sep_token = DELIMITER_TOKEN
+    end_token = EXTRACT_TOKEN
+
+    def __init__(self, tokenizer=None, sequence_length=128, truncate="round_robin",
+                 num_segments=1, symmetric=False, **kwargs):
+        if symmetric and num_segments != 2:
+            raise ValueError("`symmetric=True` packs text pairs in both orders: "
+                             "it needs `num_segments=2`.")
+        super().__init__(tokenizer=tokenizer, sequence_length=sequence_length,
+                         truncate=truncate, num_segments=num_segments, **kwargs)
+        self.symmetric = symmetric
+
+    def call(self, x, y=None, sample_weight=None):
+        if self.packer is None:
+            self.packer = self.build_packer(self.sequence_length, self.truncate)
+        segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        tokens = tuple(self.tokenizer(s) for s in segments)
+        packed = self.packer(tokens)
+        out = {"token_ids": packed["token_ids"], "padding_mask": packed["padding_mask"]}
+        if self.symmetric:
+            if len(tokens) != 2:
+                raise ValueError("A symmetric GPTClassifierPreprocessor takes "
+                                 f"text pairs, got {len(tokens)} segment(s).")
+            swapped = self.packer(tokens[::-1])
+            out = {k: tf.concat([v, swapped[k]], axis=0) for k, v in out.items()}
+        return keras.utils.pack_x_y_sample_weight(out, y, sample_weight)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(symmetric=self.symmetric)
+        return config
