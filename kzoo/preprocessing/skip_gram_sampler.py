@@ -8,6 +8,36 @@ from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
 
 
+def _alias_table(weights):
+    """Walker's alias table (Vose's construction) of `weights`.
+
+    Drawing `i` uniformly in `[0, n)` and `u` in `[0, 1)`, then keeping `i`
+    if `u < probability[i]` and taking `alias[i]` otherwise, gives `i` with
+    probability `weights[i] / sum(weights)`: O(1) per draw, where a search
+    in the cumulative distribution takes O(log n). Ids of weight 0 have
+    probability 0 and are never drawn.
+    """
+    n = len(weights)
+    scaled = np.asarray(weights, np.float64) * n / np.sum(weights)
+    probability = np.zeros(n, np.float64)
+    alias = np.arange(n, dtype=np.int64)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s, g = small.pop(), large[-1]
+        probability[s], alias[s] = scaled[s], g
+        scaled[g] -= 1.0 - scaled[s]
+        if scaled[g] < 1.0:
+            small.append(large.pop())
+    heaviest = int(np.argmax(weights))
+    for i in large + small:  # left over by rounding: keep the id if drawable
+        if weights[i] > 0:
+            probability[i] = 1.0
+        else:
+            probability[i], alias[i] = 0.0, heaviest
+    return probability, alias
+
+
 def _check_counts(counts):
     try:
         array = np.asarray(counts, dtype=np.float64)
@@ -40,7 +70,8 @@ class SkipGramSampler(RandomPreprocessingLayer):
        yields the pairs `(center=tokens[i], context=tokens[j])` for
        `0 < |i - j| <= r_i` inside the sentence, in order of `i` then `j`.
     3. Each pair gets `negative` ids drawn from `counts ** 0.75`
-       (normalised; `skip_ids` and 0-count ids are never drawn). A negative
+       (normalised; `skip_ids` and 0-count ids are never drawn), in O(1)
+       per draw with an alias table (Walker's method). A negative
        may equal the pair's context (word2vec.c skips such draws; a model
        can mask them with `negatives != context[:, None]`).
 
@@ -167,12 +198,11 @@ class SkipGramSampler(RandomPreprocessingLayer):
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = (np.sqrt(f / threshold) + 1.0) * threshold / f
             keep = np.where(f > 0, np.minimum(ratio, 1.0), 0.0)
-        weights = f**0.75
-        cdf = np.cumsum(weights) / weights.sum()
-        cdf[np.flatnonzero(weights)[-1]:] = 1.0
+        probability, alias = _alias_table(f**0.75)
         with tf.init_scope():
             self._keep_probability = tf.constant(keep, tf.float64)
-            self._negative_cdf = tf.constant(cdf, tf.float64)
+            self._negative_probability = tf.constant(probability, tf.float32)
+            self._negative_alias = tf.constant(alias, tf.int32)
 
     def call(self, inputs):
         if not inputs.dtype.is_integer:
@@ -242,10 +272,12 @@ class SkipGramSampler(RandomPreprocessingLayer):
             }
 
         examples = tf.shape(outputs["center"])[0]
-        draws = self.generator.uniform(
-            [examples * self.negative], dtype=tf.float64)
-        negatives = tf.searchsorted(
-            self._negative_cdf, draws, side="right", out_type=tf.int32)
+        draws = [examples * self.negative]
+        slot = self.generator.uniform(draws, maxval=size, dtype=tf.int32)
+        coin = self.generator.uniform(draws, dtype=tf.float32)
+        negatives = tf.where(
+            coin < tf.gather(self._negative_probability, slot),
+            slot, tf.gather(self._negative_alias, slot))
         outputs["negatives"] = tf.reshape(negatives, [examples, self.negative])
         return outputs
 

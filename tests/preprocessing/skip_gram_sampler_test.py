@@ -179,3 +179,19 @@ def test_cbow_shrunk_windows_are_the_pairs_of_the_same_stream():
         SkipGramSampler, {**kwargs, "output_mode": "windows"}, SENTENCES, random=True)
     with pytest.raises(ValueError, match="`output_mode`"):
         SkipGramSampler(COUNTS, output_mode="cbow")
+
+
+@pytest.mark.parametrize("weights", [
+    [0.0, 5.0, 1.0, 0.0, 2.5, 0.25], np.random.default_rng(0).random(1000) ** 4,
+    [0.0, 0.0, 3.0]])
+def test_alias_table_gives_the_exact_distribution(weights):
+    from kzoo.preprocessing.skip_gram_sampler import _alias_table
+
+    weights = np.asarray(weights, float)
+    probability, alias = _alias_table(weights)
+    n = len(weights)
+    implied = probability.copy()
+    np.add.at(implied, alias, 1.0 - probability)
+    np.testing.assert_allclose(implied / n, weights / weights.sum(), atol=1e-12)
+    zero = weights == 0
+    assert (probability[zero] == 0).all() and (weights[alias[zero]] > 0).all()
