@@ -1,0 +1,279 @@
+"""Benchmark kzoo's GPT generation against keras-hub and transformers.
+
+Config (the issue's): GPT-2 architecture, 6 layers, hidden 512, 8 heads, FFN
+2048, vocabulary 50257, context 1024, random weights; prompts of 32 random
+tokens, 128 new tokens, greedy, no stop token (every row makes all 128), at
+batch 1 and batch 8. Measures new tokens/s (batch x 128 / seconds per
+``generate`` call, the median of ``--reps`` calls after one untimed call that
+compiles) for:
+
+    kzoo-tf  kzoo-jax  kzoo-torch            kzoo.models.GPTCausalLM.generate_token_ids
+    keras-hub-tf  keras-hub-jax  keras-hub-torch   keras_hub.models.GPT2CausalLM.generate
+    transformers-torch                       GPT2LMHeadModel.generate (KV cache)
+
+One worker process per row (Keras reads its backend once per process), each
+printing one JSON line; the driver prints one table with ratios to the best
+non-kzoo row. TensorFlow rows use XLA (``jit_compile=True``; ``--tf-jit off``
+for Keras' CPU default, plain tf.function), JAX rows jax.jit, torch rows run
+eagerly (as Keras does by default). Run from the repository root:
+
+    .venv/bin/python bench/gpt.py                 # full run
+    .venv/bin/python bench/gpt.py --quick         # smoke run: 16 new tokens, 1 rep
+    .venv/bin/python bench/gpt.py --only kzoo-jax,keras-hub-jax --cores 1
+    .venv/bin/python bench/gpt.py --worker kzoo --backend torch   # one row, one JSON line
+
+Never imported by the tests.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _timing  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CONFIG = {
+    "vocabulary_size": 50257,
+    "num_layers": 6,
+    "num_heads": 8,
+    "hidden_dim": 512,
+    "intermediate_dim": 2048,
+    "max_sequence_length": 1024,
+}
+BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+ROWS = (
+    ("kzoo", "tf"), ("kzoo", "jax"), ("kzoo", "torch"),
+    ("keras-hub", "tf"), ("keras-hub", "jax"), ("keras-hub", "torch"),
+    ("transformers", "torch"),
+)
+
+
+def _prompts(batch, length, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.integers(1, CONFIG["vocabulary_size"], (batch, length)).astype("int32")
+
+
+# ----------------------------------------------------------------- workers
+
+
+def _kzoo_generate(args):
+    import keras
+
+    import kzoo
+
+    keras.utils.set_random_seed(0)
+    backbone = kzoo.models.GPTBackbone(**CONFIG, dropout=0.0)
+    lm = kzoo.models.GPTCausalLM(backbone)
+    if keras.config.backend() == "tensorflow":
+        lm.compile(jit_compile=args.tf_jit == "on")
+    total = args.prompt_length + args.new_tokens
+
+    def make(batch):
+        prompts = _prompts(batch, args.prompt_length).tolist()
+
+        def run():
+            out = lm.generate_token_ids(prompts, max_length=total, stop_token_ids=None)
+            assert all(len(row) == total for row in out)
+        return run
+    return make, {"jit": bool(lm.jit_compile)}
+
+
+def _keras_hub_generate(args):
+    import keras
+    import keras_hub
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    backbone = keras_hub.models.GPT2Backbone(**CONFIG, dropout=0.0)
+    lm = keras_hub.models.GPT2CausalLM(backbone=backbone, preprocessor=None)
+    jit = keras.config.backend() == "jax" or (
+        keras.config.backend() == "tensorflow" and args.tf_jit == "on")
+    lm.compile(sampler="greedy", jit_compile=jit)
+    total = args.prompt_length + args.new_tokens
+
+    def make(batch):
+        token_ids = np.zeros((batch, total), "int32")
+        token_ids[:, :args.prompt_length] = _prompts(batch, args.prompt_length)
+        mask = np.zeros((batch, total), bool)
+        mask[:, :args.prompt_length] = True
+        inputs = {"token_ids": token_ids, "padding_mask": mask}
+
+        def run():
+            out = lm.generate(inputs, stop_token_ids=None)
+            assert np.asarray(out["padding_mask"]).all()
+        return run
+    return make, {"jit": jit}
+
+
+def _transformers_generate(args):
+    import torch
+    import transformers
+
+    config = transformers.GPT2Config(
+        vocab_size=CONFIG["vocabulary_size"], n_positions=CONFIG["max_sequence_length"],
+        n_embd=CONFIG["hidden_dim"], n_layer=CONFIG["num_layers"],
+        n_head=CONFIG["num_heads"], n_inner=CONFIG["intermediate_dim"])
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(config).eval()
+
+    def make(batch):
+        ids = torch.from_numpy(_prompts(batch, args.prompt_length)).long()
+
+        def run():
+            with torch.inference_mode():
+                out = model.generate(
+                    ids, attention_mask=torch.ones_like(ids),
+                    max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
+                    do_sample=False, use_cache=True, pad_token_id=0, eos_token_id=None)
+            assert out.shape[1] == args.prompt_length + args.new_tokens
+        return run
+    return make, {"attn_implementation": model.config._attn_implementation,
+                  "torch_threads": torch.get_num_threads()}
+
+
+def worker_main(args):
+    make = {"kzoo": _kzoo_generate, "keras-hub": _keras_hub_generate,
+            "transformers": _transformers_generate}[args.worker]
+    make, result = make(args)
+    for batch in args.batches:
+        timing = _timing.time_calls(make(batch), 1, args.reps)
+        result[f"batch_{batch}"] = timing
+        result[f"tokens_per_s_{batch}"] = batch * args.new_tokens / timing["median_s"]
+    result.update(library=args.worker, backend=args.backend,
+                  machine=_timing.machine_info())
+    print(json.dumps(result))
+
+
+# ------------------------------------------------------------------ driver
+
+
+def print_table(results, args):
+    def best(key, kzoo):
+        values = [r.get(key) for name, r in results
+                  if name.startswith("kzoo") == kzoo and r.get(key)]
+        return max(values) if values else None
+
+    header = f"{'row':<19} {'jit':<5}" + "".join(
+        f" {f'b{b} tok/s':>10} {'x best':>6} {'first s':>7}" for b in args.batches)
+    print(header)
+    print("-" * len(header))
+    for name, r in results:
+        if "error" in r:
+            print(f"{name:<19} ERROR {r['error'][:400]}")
+            continue
+        jit = {True: "y", False: "n", None: "eager"}[r.get("jit")]
+        line = f"{name:<19} {jit:<5}"
+        for b in args.batches:
+            value, other = r.get(f"tokens_per_s_{b}"), best(f"tokens_per_s_{b}", False)
+            ratio = value / other if value and other else None
+            first = r.get(f"batch_{b}", {}).get("first_s")
+            line += (f" {value:10.1f}" if value else f" {'-':>10}")
+            line += (f" {ratio:6.2f}" if ratio else f" {'-':>6}")
+            line += (f" {first:7.1f}" if first else f" {'-':>7}")
+        print(line)
+    print(f"new tokens/s = batch x {args.new_tokens} / median seconds per generate "
+          f"call ({args.reps} reps after one untimed call); first s = that first "
+          "call (compilation included); x best = ratio to the best non-kzoo row.")
+    for b in args.batches:
+        key = f"tokens_per_s_{b}"
+        top, other = best(key, True), best(key, False)
+        kzoo_rows = [(r[key], name) for name, r in results
+                     if name.startswith("kzoo") and r.get(key)]
+        if not top:
+            continue
+        line = f"batch {b}: "
+        if other:
+            line += f"kzoo best / best other = {top / other:.2f}x (target >= 1); "
+        slowest = min(kzoo_rows)
+        line += (f"slowest kzoo backend ({slowest[1]}) is {top / slowest[0]:.2f}x "
+                 "behind kzoo's best (target <= 3x)")
+        print(line)
+
+
+def driver_main(args, argv):
+    passthrough = ["--prompt-length", str(args.prompt_length), "--new-tokens",
+                   str(args.new_tokens), "--reps", str(args.reps), "--batches",
+                   ",".join(map(str, args.batches)), "--tf-jit", args.tf_jit]
+    if args.cores:
+        passthrough += ["--cores", str(args.cores)]
+    print(f"gpt benchmark: {CONFIG}, prompt {args.prompt_length} + "
+          f"{args.new_tokens} new tokens, greedy, batches {args.batches}, "
+          f"machine {_timing.machine_info()}", flush=True)
+    results = []
+    for library, short in ROWS:
+        name = f"{library}-{short}"
+        if args.only and library not in args.only.split(",") and (
+                name not in args.only.split(",")):
+            continue
+        print(f"  running {name} ...", end=" ", flush=True)
+        result = _timing.run_worker(
+            [os.path.abspath(__file__), "--worker", library, "--backend", short,
+             *passthrough],
+            env_overrides={"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"},
+            timeout=args.timeout)
+        print("error" if "error" in result else "done", flush=True)
+        results.append((name, result))
+    print()
+    print_table(results, args)
+    print(f"machine after: {_timing.machine_info()}")
+    print("command: python bench/gpt.py " + " ".join(argv))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--worker", choices=("kzoo", "keras-hub", "transformers"),
+                        help="run one row in this process (internal)")
+    parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
+    parser.add_argument("--only", default=None,
+                        help="comma-separated libraries or rows, e.g. kzoo or "
+                             "kzoo-jax,transformers-torch")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 16 new tokens, 1 timed rep")
+    parser.add_argument("--prompt-length", type=int, default=32)
+    parser.add_argument("--new-tokens", type=int, default=None)
+    parser.add_argument("--batches", default="1,8",
+                        type=lambda s: [int(b) for b in s.split(",")])
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--tf-jit", default="on", choices=("on", "off"),
+                        help="XLA for the TensorFlow Keras rows")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per worker")
+    parser.add_argument("--cores", type=int, default=None,
+                        help="pin each worker to this many cores (the last ones) "
+                             "and as many threads")
+    parser.add_argument("--json", default=None, help="also write results here")
+    args = parser.parse_args(argv)
+    if args.new_tokens is None:
+        args.new_tokens = 16 if args.quick else 128
+    if args.reps is None:
+        args.reps = 1 if args.quick else 3
+    return args
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.worker:
+        if args.backend is None:
+            raise SystemExit("--worker needs --backend (tf, jax or torch)")
+        if args.cores:
+            cpus = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, cpus[-args.cores:])
+            os.environ["OMP_NUM_THREADS"] = str(args.cores)
+        os.environ["KERAS_BACKEND"] = BACKENDS[args.backend]
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        sys.path.insert(0, REPO_ROOT)
+        worker_main(args)
+    else:
+        driver_main(args, argv)
+
+
+if __name__ == "__main__":
+    main()
