@@ -27,7 +27,7 @@ class ElmoLanguageModel(Task):
     predictions, and a ``perplexity`` per direction (``forward_perplexity``,
     ``backward_perplexity`` in the logs).
 
-    The softmax is a full one (a ``[2 * projection_dim / 2, vocabulary_size]``
+    The softmax is a full one (a ``[projection_dim, vocabulary_size]``
     matrix): fine up to some 50k words; bilm-tf's sampled softmax for
     million-word vocabularies is not implemented here.
 
