@@ -193,11 +193,19 @@ class TransformerDecoder(keras.layers.Layer):
             ops.cast(probabilities, query.dtype), training=training)
         return ops.einsum("bhqk,bkhd->bqhd", probabilities, value)
 
+    def _sublayer(self, layer, x, fast):
+        # Generation steps call the built sublayers' `call` directly: Keras'
+        # per-call bookkeeping costs more than a one-token matmul on eager
+        # backends (torch), and the block's own __call__ already set the
+        # dtype scope.
+        return layer.call(x) if fast else layer(x)
+
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
                         training):
         shape = ops.shape(x)
         batch, length = shape[0], shape[1]
-        qkv = self.query_key_value_dense(x)
+        fast = cache is not None
+        qkv = self._sublayer(self.query_key_value_dense, x, fast)
         heads = (batch, length, self.num_heads, self.head_dim)
         query, key, value = (ops.reshape(t, heads)
                              for t in ops.split(qkv, 3, axis=-1))
@@ -210,7 +218,7 @@ class TransformerDecoder(keras.layers.Layer):
         mask = self._attention_mask(length, ops.shape(key)[1], start, padding_mask)
         x = self._attend(query, key, value, mask, training=training)
         x = ops.reshape(x, (batch, length, self.hidden_dim))
-        return self.attention_output_dense(x), cache
+        return self._sublayer(self.attention_output_dense, x, fast), cache
 
     def call(self, inputs, padding_mask=None, cache=None, cache_update_index=None,
              training=None):
@@ -220,23 +228,30 @@ class TransformerDecoder(keras.layers.Layer):
             raise ValueError(
                 "Pass `padding_mask` or `cache`, not both: with a cache every "
                 "position up to `cache_update_index` is attended to.")
+        fast = cache is not None
+        norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
         x = inputs
         residual = x
         if self.normalize_first:
-            x = self.self_attention_layer_norm(x)
+            x = self._sublayer(norm1, x, fast)
         x, cache = self._self_attention(x, padding_mask, cache,
                                         cache_update_index, training)
-        x = self.self_attention_dropout(x, training=training) + residual
+        if training:
+            x = self.self_attention_dropout(x, training=training)
+        x = x + residual
         if not self.normalize_first:
-            x = self.self_attention_layer_norm(x)
+            x = self._sublayer(norm1, x, fast)
 
         residual = x
         if self.normalize_first:
-            x = self.feedforward_layer_norm(x)
-        x = self.feedforward_output_dense(self.feedforward_intermediate_dense(x))
-        x = self.feedforward_dropout(x, training=training) + residual
+            x = self._sublayer(norm2, x, fast)
+        x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
+        x = self._sublayer(self.feedforward_output_dense, x, fast)
+        if training:
+            x = self.feedforward_dropout(x, training=training)
+        x = x + residual
         if not self.normalize_first:
-            x = self.feedforward_layer_norm(x)
+            x = self._sublayer(norm2, x, fast)
         if cache is not None:
             return x, cache
         return x
