@@ -18,13 +18,17 @@ from pathlib import Path
 import numpy as np
 
 from kzoo.presets.errors import PresetError
+from kzoo.presets.hugging_face import (
+    CONFIG_FILE,
+    listing,
+    read_config,
+    read_hf_tensors,
+    weight_files,
+)
 from kzoo.presets.preset_source import PresetSource, read_json, register_converter
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
-CONFIG_FILE = "config.json"
-SAFETENSORS_FILE = "model.safetensors"
-TORCH_FILE = "pytorch_model.bin"
 VOCABULARY_FILE = "vocab.txt"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
@@ -63,13 +67,6 @@ _BUFFERS = ("embeddings.position_ids",)
 _OPTIONAL_PREFIX = "pooler."
 
 
-def _read_config(path):
-    config = read_json(Path(path) / CONFIG_FILE)
-    if not isinstance(config, dict):
-        raise PresetError(f"{Path(path) / CONFIG_FILE} does not hold a JSON object.")
-    return config
-
-
 def _is_bert_config(config):
     model_type = config.get("model_type")
     if model_type is not None:
@@ -79,97 +76,6 @@ def _is_bert_config(config):
         isinstance(a, str) and a.startswith("Bert")
         for a in config.get("architectures") or ()
     )
-
-
-def _weight_files(path):
-    """``("safetensors" | "torch", [files])`` of a checkpoint folder."""
-    path = Path(path)
-    for kind, name in (("safetensors", SAFETENSORS_FILE), ("torch", TORCH_FILE)):
-        if (path / name).is_file():
-            return kind, [path / name]
-        index = path / f"{name}.index.json"
-        if index.is_file():
-            weight_map = read_json(index).get("weight_map") or {}
-            files = sorted({path / f for f in weight_map.values()})
-            missing = [f.name for f in files if not f.is_file()]
-            if missing:
-                raise PresetError(
-                    f"{index} lists weight shards that are not in the folder: "
-                    f"{', '.join(missing)}."
-                )
-            return kind, files
-    other = [p.name for p in path.glob("*.h5")] + [p.name for p in path.glob("*.msgpack")]
-    raise PresetError(
-        f"The Hugging Face BERT folder {path} has no {SAFETENSORS_FILE} or "
-        f"{TORCH_FILE} (nor a sharded index of them)"
-        + (f"; it has {', '.join(other)}, TensorFlow/Flax weights that kzoo "
-           "does not read: re-save the model with transformers' "
-           "save_pretrained (safetensors)" if other else "")
-        + ". Pass load_weights=False to build the architecture only."
-    )
-
-
-def _read_safetensors(files, select):
-    from safetensors import safe_open
-
-    tensors = {}
-    for file in files:
-        with safe_open(str(file), framework="numpy") as f:
-            for key in f.keys():
-                if select(key):
-                    tensors[key] = f.get_tensor(key)
-    return tensors
-
-
-def _read_torch(files, select):
-    try:
-        import torch
-    except ImportError as exc:
-        raise PresetError(
-            f"Reading {files[0]} needs torch (pip install torch), or save the "
-            "checkpoint as model.safetensors, which kzoo reads without torch."
-        ) from exc
-    tensors = {}
-    for file in files:
-        try:
-            # weights_only: a checkpoint is untrusted input; never unpickle code.
-            state = torch.load(str(file), map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 — re-raised with context
-            raise PresetError(
-                f"Could not read {file} as a plain PyTorch state dict "
-                f"(torch.load with weights_only=True: {exc}). Checkpoints that "
-                "hold more than tensors are refused for safety; convert the "
-                "model to safetensors with transformers."
-            ) from exc
-        for key, value in state.items():
-            if not isinstance(value, torch.Tensor) or not select(key):
-                continue
-            value = value.detach().cpu()
-            if value.is_floating_point():
-                value = value.to(torch.float32)
-            tensors[key] = value.numpy()
-    return tensors
-
-
-def read_hf_tensors(path, select=None):
-    """The tensors of a Hugging Face checkpoint folder, as numpy arrays.
-
-    Args:
-        path: the checkpoint folder.
-        select: optional predicate on the stored name; only the tensors it
-            accepts are read (lazily for safetensors).
-
-    Returns:
-        A dict from the stored name (a ``bert.`` prefix is kept) to a numpy
-        array. Floating tensors of a ``pytorch_model.bin`` are converted to
-        float32; safetensors keep their dtype (``ml_dtypes.bfloat16`` for
-        bf16).
-    """
-    kind, files = _weight_files(path)
-    select = select or (lambda name: True)
-    if kind == "safetensors":
-        return _read_safetensors(files, select)
-    return _read_torch(files, select)
 
 
 def _canonical_name(name):
@@ -298,12 +204,6 @@ def _weight_map(backbone):
     return entries
 
 
-def _listing(names, limit=8):
-    names = sorted(names)
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
-
-
 @register_converter
 class HuggingFaceBertSource(PresetSource):
     """A Hugging Face (transformers) BERT checkpoint folder.
@@ -326,12 +226,12 @@ class HuggingFaceBertSource(PresetSource):
         if not config.is_file():
             return False
         try:
-            return _is_bert_config(_read_config(path))
+            return _is_bert_config(read_config(path))
         except PresetError:
             return False
 
     def _config(self):
-        config = _read_config(self.path)
+        config = read_config(self.path)
         if not _is_bert_config(config):
             raise PresetError(f"{self.path / CONFIG_FILE} is not a BERT config.")
         return {**_HF_DEFAULTS, **config}
@@ -394,7 +294,7 @@ class HuggingFaceBertSource(PresetSource):
         """
         entries = _weight_map(backbone)
         tensors = self._tensors()
-        where = f"{self.path} ({_weight_files(self.path)[1][0].name})"
+        where = f"{self.path} ({weight_files(self.path)[1][0].name})"
         missing, mismatched, optional_missing, plan = [], [], [], []
         for name, variable, layout in entries:
             if name not in tensors:
@@ -415,7 +315,7 @@ class HuggingFaceBertSource(PresetSource):
         if mismatched:
             problems.append("; ".join(mismatched))
         if missing:
-            problems.append(f"tensors missing from the checkpoint: {_listing(missing)}")
+            problems.append(f"tensors missing from the checkpoint: {listing(missing)}")
         if problems:
             raise PresetError(
                 f"The weights in {where} do not fit the {type(backbone).__name__} "
@@ -432,14 +332,14 @@ class HuggingFaceBertSource(PresetSource):
             variable.assign(value)
         if optional_missing:
             warnings.warn(
-                f"{where} has no pooler ({_listing(optional_missing)}): "
+                f"{where} has no pooler ({listing(optional_missing)}): "
                 "pooled_output uses a randomly initialised dense layer.",
                 stacklevel=2,
             )
         if unexpected:
             warnings.warn(
                 f"{where} holds tensors the {type(backbone).__name__} does not "
-                f"use: {_listing(unexpected)}.",
+                f"use: {listing(unexpected)}.",
                 stacklevel=2,
             )
 

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from kzoo.models.bert.bert_converter import read_hf_tensors
 from kzoo.presets.errors import PresetError
-from kzoo.presets.preset_source import PresetSource, read_json, register_converter
+from kzoo.presets.hugging_face import CONFIG_FILE, listing, read_config, read_hf_tensors
+from kzoo.presets.preset_source import PresetSource, register_converter
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import Tokenizer
 
-CONFIG_FILE = "config.json"
 VOCABULARY_FILE = "vocab.json"
 MERGES_FILE = "merges.txt"
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin",
@@ -60,13 +59,6 @@ _ACTIVATIONS = {
 #: tensors a backbone does not use: the tied LM head and attention buffers
 _IGNORED_SUFFIXES = ("attn.bias", "attn.masked_bias")
 _HEAD = "lm_head.weight"
-
-
-def _read_config(path):
-    config = read_json(Path(path) / CONFIG_FILE)
-    if not isinstance(config, dict):
-        raise PresetError(f"{Path(path) / CONFIG_FILE} does not hold a JSON object.")
-    return config
 
 
 def _is_gpt2_config(config):
@@ -118,12 +110,6 @@ def _weight_map(backbone):
     return entries
 
 
-def _listing(names, limit=8):
-    names = sorted(names)
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
-
-
 @register_converter
 class HuggingFaceGPT2Source(PresetSource):
     """A Hugging Face (transformers) GPT-2 checkpoint folder."""
@@ -135,12 +121,12 @@ class HuggingFaceGPT2Source(PresetSource):
         if not (Path(path) / CONFIG_FILE).is_file():
             return False
         try:
-            return _is_gpt2_config(_read_config(path))
+            return _is_gpt2_config(read_config(path))
         except PresetError:
             return False
 
     def backbone_config(self):
-        config = {**_HF_DEFAULTS, **_read_config(self.path)}
+        config = {**_HF_DEFAULTS, **read_config(self.path)}
         where = self.path / CONFIG_FILE
         if not config["scale_attn_weights"] or config["scale_attn_by_inverse_layer_idx"]:
             raise PresetError(
@@ -209,7 +195,7 @@ class HuggingFaceGPT2Source(PresetSource):
             mismatched.append(f"{_HEAD} is not tied to (equal to) wte.weight, and "
                               "kzoo's GPT ties them")
         if missing:
-            mismatched.append(f"tensors missing from the checkpoint: {_listing(missing)}")
+            mismatched.append(f"tensors missing from the checkpoint: {listing(missing)}")
         if mismatched:
             raise PresetError(
                 f"The weights in {self.path} do not fit the "
@@ -223,7 +209,7 @@ class HuggingFaceGPT2Source(PresetSource):
             variable.assign(value)
         if unexpected:
             warnings.warn(f"{self.path} holds tensors the {type(backbone).__name__} "
-                          f"does not use: {_listing(unexpected)}.", stacklevel=2)
+                          f"does not use: {listing(unexpected)}.", stacklevel=2)
 
     def load_tokenizer(self, cls=None, **kwargs):
         from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer

@@ -1,0 +1,124 @@
+"""Reading Hugging Face checkpoint folders (shared by the family converters).
+
+A folder holds ``config.json`` and ``model.safetensors`` or
+``pytorch_model.bin`` (or sharded versions with an ``.index.json``). The
+``.bin`` format is a pickle: it is read with ``torch.load(weights_only=True)``
+only, which refuses anything but tensors, since a checkpoint from the
+internet is untrusted input.
+"""
+
+from pathlib import Path
+
+from kzoo.presets.errors import PresetError
+from kzoo.presets.preset_source import read_json
+
+CONFIG_FILE = "config.json"
+SAFETENSORS_FILE = "model.safetensors"
+TORCH_FILE = "pytorch_model.bin"
+
+
+def read_config(path):
+    """The ``config.json`` of a checkpoint folder, as a dict."""
+    config = read_json(Path(path) / CONFIG_FILE)
+    if not isinstance(config, dict):
+        raise PresetError(f"{Path(path) / CONFIG_FILE} does not hold a JSON object.")
+    return config
+
+
+def listing(names, limit=8):
+    """A short, sorted listing of tensor names for error messages."""
+    names = sorted(names)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def weight_files(path):
+    """``("safetensors" | "torch", [files])`` of a checkpoint folder."""
+    path = Path(path)
+    for kind, name in (("safetensors", SAFETENSORS_FILE), ("torch", TORCH_FILE)):
+        if (path / name).is_file():
+            return kind, [path / name]
+        index = path / f"{name}.index.json"
+        if index.is_file():
+            weight_map = read_json(index).get("weight_map") or {}
+            files = sorted({path / f for f in weight_map.values()})
+            missing = [f.name for f in files if not f.is_file()]
+            if missing:
+                raise PresetError(
+                    f"{index} lists weight shards that are not in the folder: "
+                    f"{', '.join(missing)}."
+                )
+            return kind, files
+    other = [p.name for p in path.glob("*.h5")] + [p.name for p in path.glob("*.msgpack")]
+    raise PresetError(
+        f"The Hugging Face folder {path} has no {SAFETENSORS_FILE} or "
+        f"{TORCH_FILE} (nor a sharded index of them)"
+        + (f"; it has {', '.join(other)}, TensorFlow/Flax weights that kzoo "
+           "does not read: re-save the model with transformers' "
+           "save_pretrained (safetensors)" if other else "")
+        + ". Pass load_weights=False to build the architecture only."
+    )
+
+
+def _read_safetensors(files, select):
+    from safetensors import safe_open
+
+    tensors = {}
+    for file in files:
+        with safe_open(str(file), framework="numpy") as f:
+            for key in f.keys():
+                if select(key):
+                    tensors[key] = f.get_tensor(key)
+    return tensors
+
+
+def _read_torch(files, select):
+    try:
+        import torch
+    except ImportError as exc:
+        raise PresetError(
+            f"Reading {files[0]} needs torch (pip install torch), or save the "
+            "checkpoint as model.safetensors, which kzoo reads without torch."
+        ) from exc
+    tensors = {}
+    for file in files:
+        try:
+            # weights_only: a checkpoint is untrusted input; never unpickle code.
+            state = torch.load(str(file), map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 — re-raised with context
+            raise PresetError(
+                f"Could not read {file} as a plain PyTorch state dict "
+                f"(torch.load with weights_only=True: {exc}). Checkpoints that "
+                "hold more than tensors are refused for safety; convert the "
+                "model to safetensors with transformers."
+            ) from exc
+        for key, value in state.items():
+            if not isinstance(value, torch.Tensor) or not select(key):
+                continue
+            value = value.detach().cpu()
+            if value.is_floating_point():
+                value = value.to(torch.float32)
+            tensors[key] = value.numpy()
+    return tensors
+
+
+def read_hf_tensors(path, select=None):
+    """The tensors of a Hugging Face checkpoint folder, as numpy arrays.
+
+    Args:
+        path: the checkpoint folder.
+        select: optional predicate on the stored name; only the tensors it
+            accepts are read (lazily for safetensors).
+
+    Returns:
+        A dict from the stored name (a model prefix such as ``bert.`` is
+        kept) to a numpy
+        array. Floating tensors of a ``pytorch_model.bin`` are converted to
+        float32; safetensors keep their dtype (``ml_dtypes.bfloat16`` for
+        bf16).
+    """
+    kind, files = weight_files(path)
+    select = select or (lambda name: True)
+    if kind == "safetensors":
+        return _read_safetensors(files, select)
+    return _read_torch(files, select)
