@@ -76,6 +76,7 @@ def test_lookups_and_errors(pair):
         WordVectors(np.zeros((3, 3)), ["a", "b"])
 
 
+@pytest.mark.filterwarnings("ignore:Call to deprecated `init_sims`")  # gensim's own
 @pytest.mark.parametrize("restrict_vocab", [None, 500])
 def test_queries_equal_gensim(pair, restrict_vocab):
     wv, kv = pair
