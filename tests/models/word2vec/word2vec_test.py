@@ -244,3 +244,27 @@ def test_pairs_cover_every_window_position():
     words = "a b c d".split()
     assert pairs == [(a, b) for a, b in itertools.permutations(words, 2)
                      if abs(words.index(a) - words.index(b)) == 1]
+
+
+def test_epoch_loss_is_the_mean_over_all_pairs():
+    # With a zero learning rate the weights stay put, so the epoch's loss
+    # must equal the mean per-pair loss over every pair of the pass (batches
+    # of different sizes included), recomputed here. No randomness (Keras may
+    # start a dataset twice on some backends, which would move a stream).
+    corpus = topic_corpus(50)
+    fixed = dict(min_count=1, sample=0.0, shrink_window=False, negative=0)
+    model = Word2VecSkipGram.from_corpus(corpus, hidden_dim=6, **fixed)
+    rng = np.random.default_rng(0)
+    model.backbone.context_embedding.embeddings.assign(
+        rng.normal(size=(21, 6)).astype("float32"))
+    model.compile(alpha=0.0, min_alpha=0.0)
+    fresh = Word2VecPreprocessor.from_corpus(corpus, **fixed)
+    losses, sizes = [], []
+    for x, y in fresh.dataset(corpus, 64):
+        per_pair = NegativeSamplingLoss(reduction=None)(y, model(x))
+        losses.append(to_numpy(per_pair))
+        sizes.append(len(losses[-1]))
+    history = model.fit(corpus, epochs=1, batch_size=64, verbose=0)
+    assert len(set(sizes)) == 2  # full batches and a smaller last one
+    np.testing.assert_allclose(history.history["loss"][0],
+                               np.concatenate(losses).mean(), rtol=1e-5)
