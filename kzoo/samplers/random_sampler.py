@@ -13,8 +13,9 @@ def inverse_transform_sample(logits, noise):
     cdf[i]]``, so it has probability ``p[i]`` for ``noise`` uniform on (0, 1];
     tokens with zero probability (logits of -inf) are never chosen.
     """
-    logits, noise = ops.convert_to_tensor(logits), ops.convert_to_tensor(noise)
+    logits = ops.convert_to_tensor(logits)
     probabilities = ops.softmax(logits, axis=-1)
+    noise = ops.cast(ops.convert_to_tensor(noise), probabilities.dtype)
     cdf = ops.cumsum(probabilities, axis=-1)
     target = noise[:, None] * cdf[:, -1:]
     chosen = ops.sum(ops.cast(cdf < target, "int32"), axis=-1)
