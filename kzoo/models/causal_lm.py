@@ -122,6 +122,10 @@ class CausalLM(Task):
         ``sequence_length`` when given) and returns ``next_token_logits``
         (``[batch, vocabulary_size]``, the logits after each row's last real
         token) and ``logits`` (``[batch, length, vocabulary_size]``).
+        With a preprocessor, ``generate`` takes ``text`` (strings) and returns
+        ``generated`` (strings): greedy ``generate`` with ``max_length`` the
+        preprocessor's ``sequence_length`` (or ``sequence_length``), stopping
+        at the end token; prompts too long for it keep their last tokens.
         """
         shape = (None, sequence_length)
 
@@ -135,7 +139,33 @@ class CausalLM(Task):
 
         signature = [keras.InputSpec(shape=shape, dtype="int32", name="token_ids"),
                      keras.InputSpec(shape=shape, dtype="int32", name="padding_mask")]
-        return {"serving_default": (serve, signature)}
+        endpoints = {"serving_default": (serve, signature)}
+        if self.preprocessor is not None:
+            endpoints["generate"] = self._generate_endpoint(sequence_length)
+        return endpoints
+
+    def _generate_endpoint(self, max_length=None):
+        """Greedy generation, strings in and strings out (``text`` →
+        ``generated``): the same compiled loop as ``generate``, with
+        tokenization, the prompt buffer of ``max_length`` (default: the
+        preprocessor's ``sequence_length``) and detokenization in the graph."""
+        preprocessor = self.preprocessor
+        max_length = min(max_length or preprocessor.sequence_length,
+                         self.backbone.max_sequence_length)
+        stop_token_ids = self._stop_token_ids("auto")
+        pad = preprocessor.tokenizer.pad_token_id or 0
+        generation = self._generation(samplers_lib.GreedySampler(), stop_token_ids, pad)
+
+        def generate(text):
+            token_ids, prompt_mask = preprocessor.generate_preprocess_graph(
+                text, max_length)
+            noise = ops.ones(ops.shape(token_ids), dtype="float32")
+            output = generation({"token_ids": token_ids, "prompt_mask": prompt_mask,
+                                 "noise": noise})
+            return {"generated": preprocessor.generate_postprocess_graph(
+                output, prompt_mask, stop_token_ids)}
+
+        return generate, [keras.InputSpec(shape=(None,), dtype="string", name="text")]
 
     # --- generation ---
     def _generation(self, sampler, stop_token_ids, pad_token_id):

@@ -139,6 +139,40 @@ class CausalLMPreprocessor(Preprocessor):
                          if kept else "")
         return texts
 
+    # --- generation inside a TensorFlow graph (the exported signature) ---
+    def generate_preprocess_graph(self, texts, max_length):
+        """A ``[batch]`` string tensor → ``(token_ids, prompt_mask)``, each
+        int32 ``[batch, max_length]``: the start token and the text's tokens,
+        right-padded, the longest prompts keeping their last
+        ``max_length - 1`` tokens. TensorFlow ops (for a SavedModel)."""
+        start, _, pad = self._special_ids()
+        ids = tf.cast(self.tokenizer(texts), tf.int32)
+        starts = tf.fill([tf.shape(texts)[0], 1], tf.constant(start, tf.int32))
+        ids = tf.concat([tf.RaggedTensor.from_tensor(starts), ids], axis=1)
+        keep = tf.minimum(ids.row_lengths(), max_length - 1)
+        ids = tf.RaggedTensor.from_row_lengths(
+            tf.gather(ids.flat_values, tf.ragged.range(
+                ids.row_limits() - keep, ids.row_limits()).flat_values), keep)
+        token_ids = ids.to_tensor(default_value=pad, shape=[None, max_length])
+        prompt_mask = tf.cast(tf.sequence_mask(keep, max_length), tf.int32)
+        return token_ids, prompt_mask
+
+    def generate_postprocess_graph(self, token_ids, prompt_mask, stop_token_ids):
+        """Generated ``[batch, max_length]`` ids → ``[batch]`` strings: the
+        prompt and its continuation up to (without) the first stop token, the
+        start token dropped. TensorFlow ops (for a SavedModel)."""
+        token_ids = tf.convert_to_tensor(token_ids)
+        prompt_mask = tf.cast(prompt_mask, tf.bool)
+        length = tf.shape(token_ids)[1]
+        positions = tf.range(length)[None, :]
+        stops = tf.zeros_like(prompt_mask)
+        for stop in stop_token_ids:
+            stops |= tf.equal(token_ids, tf.cast(stop, token_ids.dtype))
+        stops &= ~prompt_mask
+        first_stop = tf.reduce_min(tf.where(stops, positions, length), axis=1)
+        keep = (positions >= 1) & (positions < first_stop[:, None])
+        return self.tokenizer.detokenize(tf.ragged.boolean_mask(token_ids, keep))
+
     def get_config(self):
         config = super().get_config()
         config.update(sequence_length=self.sequence_length,
