@@ -58,8 +58,9 @@ def check_top_layer(allennlp_elmo, allennlp_reference, num_batches):
 
 
 def test_top_layer_matches_bilm_tf_batch_after_batch(allennlp_elmo, allennlp_reference):
-    # 4 of the 10 batches: from zero states, then three with carried states.
-    check_top_layer(allennlp_elmo, allennlp_reference, num_batches=4)
+    # 3 of the 10 batches: from zero states, then two with carried states
+    # (all 10 in the large test below).
+    check_top_layer(allennlp_elmo, allennlp_reference, num_batches=3)
 
 
 @pytest.mark.large
