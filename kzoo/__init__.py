@@ -7,7 +7,16 @@ Keras serialization. Model classes are also available at the top level
 
 __version__ = "0.1.0"
 
-from kzoo import datasets, export, layers, models, preprocessing, presets, tokenizers  # noqa: E402,F401,E501
+from kzoo import (  # noqa: E402,F401
+    datasets,
+    export,
+    layers,
+    models,
+    preprocessing,
+    presets,
+    samplers,
+    tokenizers,
+)
 
 # Every model class at the top level too: kzoo.BertClassifier, kzoo.BertBackbone, ...
 globals().update({k: v for k, v in vars(models).items() if isinstance(v, type)})

@@ -2,6 +2,7 @@
 
 from kzoo.layers.masked_lm_head import MaskedLMHead  # noqa: F401
 from kzoo.layers.position_embedding import PositionEmbedding  # noqa: F401
+from kzoo.layers.transformer_block import TransformerBlock  # noqa: F401
 from kzoo.layers.transformer_encoder import TransformerEncoder  # noqa: F401
 from kzoo.layers.character_cnn import CharacterCNN  # noqa: F401
 from kzoo.layers.highway import Highway  # noqa: F401

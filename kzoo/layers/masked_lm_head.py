@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-from kzoo.layers.transformer_encoder import _get_activation
+from kzoo.layers.transformer_block import get_activation
 
 
 @kzoo_export("kzoo.layers.MaskedLMHead")
@@ -103,7 +103,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
-        self._intermediate_fn = _get_activation(intermediate_activation)
+        self._intermediate_fn = get_activation(intermediate_activation)
 
     def _fresh(self, initializer):
         # A copy per weight, so that a seeded initializer does not repeat.

@@ -4,11 +4,11 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-from kzoo.layers.transformer_encoder import _get_activation
+from kzoo.layers.transformer_block import TransformerBlock
 
 
 @kzoo_export("kzoo.layers.TransformerDecoder")
-class TransformerDecoder(keras.layers.Layer):
+class TransformerDecoder(TransformerBlock):
     """Decoder-only Transformer block (GPT): causal self-attention and an MLP.
 
     Pre-norm (``normalize_first=True``, GPT-2 and Hugging Face's
@@ -78,43 +78,8 @@ class TransformerDecoder(keras.layers.Layer):
         Unsupervised Multitask Learners".
     """
 
-    def __init__(
-        self,
-        intermediate_dim,
-        num_heads,
-        dropout=0.0,
-        activation="gelu_approximate",
-        layer_norm_epsilon=1e-5,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        normalize_first=True,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        for name, value in (("intermediate_dim", intermediate_dim),
-                            ("num_heads", num_heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
-        self.intermediate_dim = intermediate_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.normalize_first = normalize_first
-        self._activation_fn = _get_activation(activation)
-
-    def _initializers(self):
-        # A fresh copy per sublayer, so seeded initializers don't repeat.
-        return {
-            "kernel_initializer": self.kernel_initializer.__class__.from_config(
-                self.kernel_initializer.get_config()),
-            "bias_initializer": self.bias_initializer.__class__.from_config(
-                self.bias_initializer.get_config()),
-        }
+    default_activation = "gelu_approximate"
+    default_normalize_first = True
 
     def build(self, inputs_shape):
         hidden_dim = inputs_shape[-1]
@@ -255,27 +220,3 @@ class TransformerDecoder(keras.layers.Layer):
         if cache is not None:
             return x, cache
         return x
-
-    def compute_output_shape(self, inputs_shape):
-        return inputs_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "intermediate_dim": self.intermediate_dim,
-                "num_heads": self.num_heads,
-                "dropout": self.dropout,
-                "activation": (
-                    self.activation if isinstance(self.activation, str)
-                    else keras.activations.serialize(self.activation)
-                ),
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer),
-                "normalize_first": self.normalize_first,
-            }
-        )
-        return config

@@ -1,33 +1,13 @@
 """Transformer encoder block: self-attention and a feed-forward network."""
 
-import functools
-
 import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-
-#: activation names this layer accepts beyond ``keras.activations.get``
-_EXTRA_ACTIVATIONS = {
-    # tanh approximation of GELU (keras-hub's BERT, GPT-2, HF "gelu_new")
-    "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
-}
-
-
-def _get_activation(activation):
-    if isinstance(activation, str) and activation in _EXTRA_ACTIVATIONS:
-        return _EXTRA_ACTIVATIONS[activation]
-    try:
-        return keras.activations.get(activation)
-    except ValueError as exc:
-        raise ValueError(
-            f"`activation` must be a Keras activation name, "
-            f"{sorted(_EXTRA_ACTIVATIONS)} or a callable, got {activation!r}."
-        ) from exc
-
+from kzoo.layers.transformer_block import TransformerBlock
 
 @kzoo_export("kzoo.layers.TransformerEncoder")
-class TransformerEncoder(keras.layers.Layer):
+class TransformerEncoder(TransformerBlock):
     """Transformer encoder block, post-norm (BERT) or pre-norm.
 
     Post-norm (``normalize_first=False``, as BERT and Hugging Face's
@@ -84,44 +64,12 @@ class TransformerEncoder(keras.layers.Layer):
         2019, "BERT: Pre-training of Deep Bidirectional Transformers".
     """
 
-    def __init__(
-        self,
-        intermediate_dim,
-        num_heads,
-        dropout=0.0,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        normalize_first=False,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        for name, value in (("intermediate_dim", intermediate_dim),
-                            ("num_heads", num_heads)):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
-        self.intermediate_dim = intermediate_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.activation = activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.normalize_first = normalize_first
-        self._activation_fn = _get_activation(activation)
-        self.supports_masking = True
+    default_activation = "relu"
+    default_normalize_first = False
 
-    def _initializers(self):
-        # A fresh copy per sublayer, so seeded initializers don't repeat.
-        return {
-            "kernel_initializer": self.kernel_initializer.__class__.from_config(
-                self.kernel_initializer.get_config()),
-            "bias_initializer": self.bias_initializer.__class__.from_config(
-                self.bias_initializer.get_config()),
-        }
+    def __init__(self, intermediate_dim, num_heads, **kwargs):
+        super().__init__(intermediate_dim, num_heads, **kwargs)
+        self.supports_masking = True
 
     def build(self, inputs_shape):
         hidden_dim = inputs_shape[-1]
@@ -231,27 +179,3 @@ class TransformerEncoder(keras.layers.Layer):
         if not self.normalize_first:
             x = self.feedforward_layer_norm(x)
         return x
-
-    def compute_output_shape(self, inputs_shape):
-        return inputs_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "intermediate_dim": self.intermediate_dim,
-                "num_heads": self.num_heads,
-                "dropout": self.dropout,
-                "activation": (
-                    self.activation if isinstance(self.activation, str)
-                    else keras.activations.serialize(self.activation)
-                ),
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-                "kernel_initializer": keras.initializers.serialize(
-                    self.kernel_initializer),
-                "bias_initializer": keras.initializers.serialize(
-                    self.bias_initializer),
-                "normalize_first": self.normalize_first,
-            }
-        )
-        return config

@@ -1,0 +1,106 @@
+"""What the Transformer encoder and decoder blocks share: arguments, config."""
+
+import functools
+
+import keras
+
+from kzoo.api_export import kzoo_export
+
+#: activation names this layer accepts beyond ``keras.activations.get``
+_EXTRA_ACTIVATIONS = {
+    # tanh approximation of GELU (keras-hub's BERT, GPT-2, HF "gelu_new")
+    "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
+}
+
+
+def get_activation(activation):
+    if isinstance(activation, str) and activation in _EXTRA_ACTIVATIONS:
+        return _EXTRA_ACTIVATIONS[activation]
+    try:
+        return keras.activations.get(activation)
+    except ValueError as exc:
+        raise ValueError(
+            f"`activation` must be a Keras activation name, "
+            f"{sorted(_EXTRA_ACTIVATIONS)} or a callable, got {activation!r}."
+        ) from exc
+
+
+@kzoo_export("kzoo.layers.TransformerBlock")
+class TransformerBlock(keras.layers.Layer):
+    """Base of ``TransformerEncoder`` and ``TransformerDecoder``.
+
+    Holds the arguments both take (validated), the activation lookup
+    (``"gelu_approximate"`` beside Keras' names), fresh initializer copies per
+    sublayer, and the config. Subclasses build their sublayers and set
+    ``default_activation`` / ``default_normalize_first``, the values that
+    ``activation=None`` / ``normalize_first=None`` stand for.
+    """
+
+    default_activation = "relu"
+    default_normalize_first = False
+
+    def __init__(
+        self,
+        intermediate_dim,
+        num_heads,
+        dropout=0.0,
+        activation=None,
+        layer_norm_epsilon=1e-5,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        normalize_first=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if activation is None:
+            activation = self.default_activation
+        if normalize_first is None:
+            normalize_first = self.default_normalize_first
+        for name, value in (("intermediate_dim", intermediate_dim),
+                            ("num_heads", num_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
+        self.intermediate_dim = intermediate_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.activation = activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.normalize_first = normalize_first
+        self._activation_fn = get_activation(activation)
+
+    def _initializers(self):
+        # A fresh copy per sublayer, so seeded initializers don't repeat.
+        return {
+            "kernel_initializer": self.kernel_initializer.__class__.from_config(
+                self.kernel_initializer.get_config()),
+            "bias_initializer": self.bias_initializer.__class__.from_config(
+                self.bias_initializer.get_config()),
+        }
+
+    def compute_output_shape(self, inputs_shape):
+        return inputs_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "intermediate_dim": self.intermediate_dim,
+                "num_heads": self.num_heads,
+                "dropout": self.dropout,
+                "activation": (
+                    self.activation if isinstance(self.activation, str)
+                    else keras.activations.serialize(self.activation)
+                ),
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(
+                    self.bias_initializer),
+                "normalize_first": self.normalize_first,
+            }
+        )
+        return config
