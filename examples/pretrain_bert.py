@@ -36,24 +36,6 @@ from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.tokenizers import compute_word_piece_vocabulary
 
 
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once ``seconds`` have passed (checked every batch)."""
-
-    def __init__(self, seconds):
-        super().__init__()
-        self.seconds = seconds
-        self.start = None
-        self.steps = 0
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.steps += 1
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
-
-
 def split_sentences(article):
     sentences = [s.strip() for s in article.split(". ")]
     return [s for s in sentences if s]
@@ -124,7 +106,7 @@ def main():
 
     # === Pretraining: raw documents straight into fit ===
     train_started = time.time()
-    budget = TimeBudget(args.seconds)
+    budget = kzoo.callbacks.TimeBudget(args.seconds)
     history = model.fit(train, batch_size=args.batch_size, epochs=10_000,
                         callbacks=[budget], verbose=0)
     print(f"trained {budget.steps} steps ({len(history.epoch)} epochs) in "

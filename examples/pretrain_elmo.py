@@ -46,23 +46,6 @@ BANK = (
 )
 
 
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once ``seconds`` have passed (checked every batch)."""
-
-    def __init__(self, seconds):
-        super().__init__()
-        self.seconds = seconds
-        self.steps = 0
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.steps += 1
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
-
-
 def sentences_of(articles, max_words):
     """Lines split into sentences on '. ', '? ', '! '; 3 to max_words words."""
     out = []
@@ -142,7 +125,7 @@ def main():
               f"backward {result['backward_perplexity']:.1f}")
 
     evaluate("before training")
-    budget = TimeBudget(args.seconds)
+    budget = kzoo.callbacks.TimeBudget(args.seconds)
     start = time.time()
     model.fit(train, batch_size=args.batch_size, epochs=1000, verbose=2,
               callbacks=[budget])

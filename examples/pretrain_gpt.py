@@ -38,24 +38,6 @@ PROMPTS = ["The history of", "In mathematics, a", "The city is located",
            "He was born in"]
 
 
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training once ``seconds`` have passed (checked every batch)."""
-
-    def __init__(self, seconds):
-        super().__init__()
-        self.seconds = seconds
-        self.start = None
-        self.steps = 0
-
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.steps += 1
-        if time.time() - self.start > self.seconds:
-            self.model.stop_training = True
-
-
 def token_blocks(tokenizer, articles, length):
     """The articles as one stream, ``<|endoftext|>`` before each, cut into
     ``[blocks, length + 1]`` (the tail shorter than a block is dropped)."""
@@ -147,7 +129,7 @@ def main():
 
     # === Training on token blocks, for a wall-clock budget ===
     x, y = as_inputs(train_blocks)
-    budget = TimeBudget(args.seconds)
+    budget = kzoo.callbacks.TimeBudget(args.seconds)
     train_started = time.time()
     history = model.fit(x, y, batch_size=args.batch_size, epochs=10_000,
                         callbacks=[budget], verbose=0)

@@ -5,6 +5,23 @@ import keras
 from kzoo.api_export import kzoo_export
 
 
+def check_positive_ints(owner, **values):
+    """Raises a ValueError naming ``owner`` and the first non-positive-int size."""
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{owner}: `{name}` must be a positive int, got {value!r}.")
+
+
+def check_heads(owner, hidden_dim, num_heads):
+    """Raises a ValueError unless ``num_heads`` divides ``hidden_dim``."""
+    if hidden_dim % num_heads:
+        raise ValueError(
+            f"{owner}: `hidden_dim`={hidden_dim} must be divisible by "
+            f"`num_heads`={num_heads} (each head has hidden_dim // num_heads "
+            "dimensions)."
+        )
+
+
 @kzoo_export("kzoo.models.Backbone")
 class Backbone(keras.Model):
     """A network that maps token tensors to hidden states: no head, no loss.

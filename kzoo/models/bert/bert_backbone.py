@@ -5,7 +5,7 @@ import keras
 from kzoo.api_export import kzoo_export
 from kzoo.layers.position_embedding import PositionEmbedding
 from kzoo.layers.transformer_encoder import TransformerEncoder
-from kzoo.models.backbone import Backbone
+from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
 
 # Registers the reader of Hugging Face BERT folders, so that
 # BertBackbone.from_preset(<a transformers checkpoint folder>) works.
@@ -100,23 +100,13 @@ class BertBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
-        for name, value in (
-            ("vocabulary_size", vocabulary_size), ("num_layers", num_layers),
-            ("num_heads", num_heads), ("hidden_dim", hidden_dim),
-            ("intermediate_dim", intermediate_dim),
-            ("max_sequence_length", max_sequence_length),
-            ("num_segments", num_segments),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"BertBackbone: `{name}` must be a positive int, got {value!r}."
-                )
-        if hidden_dim % num_heads:
-            raise ValueError(
-                f"BertBackbone: `hidden_dim`={hidden_dim} must be divisible by "
-                f"`num_heads`={num_heads} (each head has hidden_dim // num_heads "
-                "dimensions)."
-            )
+        check_positive_ints(
+            "BertBackbone",
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+            hidden_dim=hidden_dim, intermediate_dim=intermediate_dim,
+            max_sequence_length=max_sequence_length, num_segments=num_segments,
+        )
+        check_heads("BertBackbone", hidden_dim, num_heads)
 
         # === Layers ===
         self.token_embedding = keras.layers.Embedding(

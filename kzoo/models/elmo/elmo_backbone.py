@@ -7,18 +7,13 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.highway import Highway
 from kzoo.layers.projected_lstm import ProjectedLSTM
-from kzoo.models.backbone import Backbone
+from kzoo.models.backbone import Backbone, check_positive_ints
 
 # Registers the reader of AllenNLP ELMo folders (options.json + weights
 # hdf5), so that ElmoBackbone.from_preset(<such a folder>) works.
 from kzoo.models.elmo import elmo_converter  # noqa: F401
 
 ELMO_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
-
-
-def _positive_int(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"ElmoBackbone: `{name}` must be a positive int, got {value!r}.")
 
 
 @kzoo_export("kzoo.models.ElmoBackbone")
@@ -115,7 +110,7 @@ class ElmoBackbone(Backbone):
         for name, value in (("num_layers", num_layers), ("hidden_dim", hidden_dim),
                             ("projection_dim", projection_dim),
                             ("max_word_length", max_word_length)):
-            _positive_int(name, value)
+            check_positive_ints("ElmoBackbone", **{name: value})
         if not isinstance(num_highway_layers, int) or num_highway_layers < 0:
             raise ValueError(
                 "ElmoBackbone: `num_highway_layers` must be an int >= 0, got "

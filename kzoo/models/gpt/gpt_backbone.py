@@ -6,7 +6,7 @@ from keras import ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.position_embedding import PositionEmbedding
 from kzoo.layers.transformer_decoder import TransformerDecoder
-from kzoo.models.backbone import Backbone
+from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
 
 # Registers the reader of Hugging Face GPT-2 folders, so that
 # GPTBackbone.from_preset(<a transformers checkpoint folder>) works.
@@ -94,22 +94,13 @@ class GPTBackbone(Backbone):
         dtype=None,
         **kwargs,
     ):
-        for name, value in (
-            ("vocabulary_size", vocabulary_size), ("num_layers", num_layers),
-            ("num_heads", num_heads), ("hidden_dim", hidden_dim),
-            ("intermediate_dim", intermediate_dim),
-            ("max_sequence_length", max_sequence_length),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"GPTBackbone: `{name}` must be a positive int, got {value!r}."
-                )
-        if hidden_dim % num_heads:
-            raise ValueError(
-                f"GPTBackbone: `hidden_dim`={hidden_dim} must be divisible by "
-                f"`num_heads`={num_heads} (each head has hidden_dim // num_heads "
-                "dimensions)."
-            )
+        check_positive_ints(
+            "GPTBackbone",
+            vocabulary_size=vocabulary_size, num_layers=num_layers, num_heads=num_heads,
+            hidden_dim=hidden_dim, intermediate_dim=intermediate_dim,
+            max_sequence_length=max_sequence_length,
+        )
+        check_heads("GPTBackbone", hidden_dim, num_heads)
 
         # === Layers ===
         self.token_embedding = keras.layers.Embedding(
