@@ -8,6 +8,37 @@ import sys
 import time
 
 
+def pin_cores(cores):
+    """Runs this process on the last ``cores`` CPUs with as many threads.
+
+    Call it before any library starts its thread pools: TF and XLA size
+    them from the affinity mask and their flags, torch from OMP_NUM_THREADS.
+    Does nothing for ``cores`` None or 0.
+    """
+    if not cores:
+        return
+    cpus = sorted(os.sched_getaffinity(0))[-cores:]
+    os.sched_setaffinity(0, cpus)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
+        os.environ[var] = str(cores)
+    os.environ["XLA_FLAGS"] = (
+        f"--xla_cpu_multi_thread_eigen={'true' if cores > 1 else 'false'} "
+        f"intra_op_parallelism_threads={cores}")
+
+
+def prepare_worker(backend, cores, repo_root):
+    """A worker process's setup, before Keras is imported.
+
+    Pins it (``pin_cores``), selects the Keras backend (read once, at
+    import), quiets TF's C++ logs and puts the repository on ``sys.path``.
+    """
+    pin_cores(cores)
+    os.environ["KERAS_BACKEND"] = backend
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.path.insert(0, repo_root)
+
+
 def time_calls(fn, warmup, reps):
     """Calls ``fn()`` ``warmup`` times untimed, then ``reps`` times timed.
 

@@ -487,16 +487,7 @@ def main(argv=None):
     if args.worker:
         if args.backend is None:
             raise SystemExit("--worker needs --backend (tf, jax or torch)")
-        if args.cores:
-            # Before any library starts its thread pools: they size them
-            # from the affinity mask (TF, XLA) or OMP_NUM_THREADS (torch).
-            cpus = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, cpus[-args.cores:])
-            os.environ["OMP_NUM_THREADS"] = str(args.cores)
-        # Keras reads the backend once, at import: nothing imported it yet.
-        os.environ["KERAS_BACKEND"] = BACKENDS[args.backend]
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        sys.path.insert(0, REPO_ROOT)
+        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
         worker_main(args)
     else:
         driver_main(args, argv)

@@ -195,13 +195,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.worker:
-        if args.cores:
-            cpus = sorted(os.sched_getaffinity(0))
-            os.sched_setaffinity(0, cpus[-args.cores:])
-            os.environ["OMP_NUM_THREADS"] = str(args.cores)
-        os.environ["KERAS_BACKEND"] = BACKENDS[args.backend]
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        sys.path.insert(0, REPO_ROOT)
+        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
         worker_main(args)
     else:
         driver_main(args, argv)

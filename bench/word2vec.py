@@ -42,22 +42,8 @@ ROWS = (("kzoo", "tf"), ("kzoo", "jax"), ("kzoo", "torch"), ("gensim", ""))
 CORPUS = os.path.join(REPO_ROOT, "runs", "word2vec", "enwiki_lee.txt")
 
 
-def _pin(cores):
-    """Run on the last `cores` CPUs with as many threads (before imports)."""
-    if not cores:
-        return
-    cpus = sorted(os.sched_getaffinity(0))[-cores:]
-    os.sched_setaffinity(0, cpus)
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
-        os.environ[var] = str(cores)
-    os.environ["XLA_FLAGS"] = (
-        f"--xla_cpu_multi_thread_eigen={'true' if cores > 1 else 'false'} "
-        f"intra_op_parallelism_threads={cores}")
-
-
 def worker_main(args):
-    _pin(args.cores)
+    _timing.pin_cores(args.cores)
     import train_word2vec as example
 
     words = example.write_corpus(args.corpus)
