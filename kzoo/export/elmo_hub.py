@@ -25,12 +25,13 @@ exported in a subprocess (the same numbers). Load it with
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
 import keras
+
+from kzoo.export.saved_model import write_saved_model
 
 
 def elmo_hub_module(model, path):
@@ -53,22 +54,11 @@ def elmo_hub_module(model, path):
         raise TypeError(
             f"`model` must be an ElmoEmbedding or ElmoBackbone, got {type(model).__name__}."
         )
-    path = os.path.abspath(os.fspath(path))
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
-    try:
-        if keras.config.backend() == "tensorflow":
-            _export_in_process(model, tmp)
-        else:
-            _export_through_tensorflow(model, tmp)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.rename(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+    return write_saved_model(
+        path,
+        lambda tmp: _export_in_process(model, tmp),
+        lambda tmp: _export_through_tensorflow(model, tmp),
+    )
 
 
 def _outputs(embedding, character_ids):

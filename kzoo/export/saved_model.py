@@ -46,15 +46,34 @@ def saved_model(task, path, sequence_length=None):
             "Export needs the task's preprocessor (tokenization runs inside "
             "the exported graph): build the task with `preprocessor=`."
         )
+    return write_saved_model(
+        path,
+        lambda tmp: _export_in_process(task, tmp, sequence_length),
+        lambda tmp: _export_through_tensorflow(task, tmp, sequence_length),
+    )
+
+
+def write_saved_model(path, export_in_process, export_through_tensorflow):
+    """Writes a SavedModel folder atomically, on any backend.
+
+    ``export_in_process(tmp)`` runs on the TensorFlow backend,
+    ``export_through_tensorflow(tmp)`` (a TensorFlow-backed copy in a
+    subprocess) on the others; either writes into a fresh temporary folder
+    beside ``path``, which then replaces ``path``. On failure ``path`` is
+    left as it was.
+
+    Returns:
+        The absolute ``path``.
+    """
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
     try:
         if keras.config.backend() == "tensorflow":
-            _export_in_process(task, tmp, sequence_length)
+            export_in_process(tmp)
         else:
-            _export_through_tensorflow(task, tmp, sequence_length)
+            export_through_tensorflow(tmp)
         if os.path.exists(path):
             shutil.rmtree(path)
         os.rename(tmp, path)
