@@ -12,6 +12,7 @@ from kzoo import (  # noqa: E402,F401
     datasets,
     export,
     layers,
+    losses,
     models,
     preprocessing,
     presets,

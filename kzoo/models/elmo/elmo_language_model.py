@@ -1,8 +1,10 @@
 """ElmoLanguageModel: ELMo's bidirectional language model pretraining task."""
 
 import keras
+from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.losses.sampled_softmax import log_uniform_candidates, sampled_softmax_logits
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_language_model_preprocessor import (
     ElmoLanguageModelPreprocessor,
@@ -27,9 +29,15 @@ class ElmoLanguageModel(Task):
     predictions, and a ``perplexity`` per direction (``forward_perplexity``,
     ``backward_perplexity`` in the logs).
 
-    The softmax is a full one (a ``[projection_dim, vocabulary_size]``
-    matrix): fine up to some 50k words; bilm-tf's sampled softmax for
-    million-word vocabularies is not implemented here.
+    For large vocabularies pass ``num_sampled`` (bilm-tf used 8192 of
+    793k words): training then scores each position against its true word
+    and ``num_sampled`` words drawn per batch from a log-uniform
+    distribution over the ids (``kzoo.losses.sampled_softmax_logits``; word
+    ids must run from frequent to rare, as ``compute_word_vocabulary``
+    makes them), and the training ``*_perplexity`` is the exponential of
+    that sampled loss (other compiled metrics also see the sampled logits,
+    target 0), an estimate. ``evaluate`` and ``predict`` always use
+    the full softmax, so held-out perplexities are exact.
 
     Args:
         backbone: an ``ElmoBackbone``.
@@ -37,6 +45,9 @@ class ElmoLanguageModel(Task):
             the preprocessor's tokenizer's vocabulary size.
         preprocessor: an ``ElmoLanguageModelPreprocessor`` or None (then
             ``fit`` takes the input dict, targets and weights directly).
+        num_sampled: int or None. Sampled softmax with this many negatives
+            per batch when training; None trains with the full softmax.
+        seed: int or None. Seeds the negative sampling.
         **kwargs: ``keras.Model`` arguments (``name``, ...).
 
     Returns (called on the backbone's inputs):
@@ -57,7 +68,8 @@ class ElmoLanguageModel(Task):
     backbone_cls = ElmoBackbone
     preprocessor_cls = ElmoLanguageModelPreprocessor
 
-    def __init__(self, backbone, vocabulary_size=None, preprocessor=None, **kwargs):
+    def __init__(self, backbone, vocabulary_size=None, preprocessor=None,
+                 num_sampled=None, seed=None, **kwargs):
         if vocabulary_size is None:
             if preprocessor is None:
                 raise ValueError(
@@ -65,6 +77,13 @@ class ElmoLanguageModel(Task):
                     "whose tokenizer gives it."
                 )
             vocabulary_size = preprocessor.tokenizer.vocabulary_size()
+        if num_sampled is not None and not (
+                isinstance(num_sampled, int) and 0 < num_sampled < vocabulary_size):
+            raise ValueError(
+                "`num_sampled` must be None (full softmax) or an int between 1 "
+                f"and vocabulary_size - 1 = {vocabulary_size - 1}, got "
+                f"{num_sampled!r}."
+            )
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(
@@ -82,6 +101,10 @@ class ElmoLanguageModel(Task):
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.vocabulary_size = vocabulary_size
+        self.num_sampled = num_sampled
+        self.seed = seed
+        if num_sampled is not None:
+            self.sampler_seed = keras.random.SeedGenerator(seed, name="sampler_seed")
         self.compile()
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
@@ -107,7 +130,45 @@ class ElmoLanguageModel(Task):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
                         weighted_metrics=weighted_metrics, **kwargs)
 
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        if not (training and self.num_sampled):
+            return super().call(inputs, training=training, mask=mask, **kwargs)
+        # Sampled softmax training: the hidden states only; compute_loss
+        # scores them against the targets and the sampled words.
+        top = self.backbone(inputs, training=training)
+        top = top[f"lstm_output_{self.backbone.num_layers}"]
+        width = self.backbone.projection_dim
+        return {
+            "forward_hidden": self.output_dropout(top[..., :width], training=training),
+            "backward_hidden": self.output_dropout(top[..., width:], training=training),
+        }
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
+                     training=True):
+        if isinstance(y_pred, dict) and "forward_hidden" in y_pred:
+            sampled = log_uniform_candidates(
+                self.num_sampled, self.vocabulary_size, seed=self.sampler_seed)
+            kernel, bias = self.softmax_dense.kernel, self.softmax_dense.bias
+            # The true word is column 0 of each position's sampled logits.
+            y_pred = {
+                direction: sampled_softmax_logits(
+                    y_pred[f"{direction}_hidden"], y[direction], kernel, bias, sampled)
+                for direction in ("forward", "backward")
+            }
+            y = {direction: ops.zeros_like(y[direction]) for direction in y_pred}
+            # The metrics see these logits too (compute_metrics only gets the
+            # hidden states): the training perplexity is the sampled one.
+            if self._compile_metrics is not None:
+                self._compile_metrics.update_state(y, y_pred, sample_weight)
+        return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if isinstance(y_pred, dict) and "forward_hidden" in y_pred:
+            return self.get_metrics_result()  # updated in compute_loss
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
     def get_config(self):
         config = super().get_config()
-        config["vocabulary_size"] = self.vocabulary_size
+        config.update({"vocabulary_size": self.vocabulary_size,
+                       "num_sampled": self.num_sampled, "seed": self.seed})
         return config
