@@ -20,6 +20,9 @@ Run (any backend):
 
     pip install -e '.[demo]'
     KERAS_BACKEND=jax python examples/pretrain_elmo.py --seconds 600
+    # a larger vocabulary, trained with a sampled softmax (bilm-tf's way):
+    KERAS_BACKEND=jax python examples/pretrain_elmo.py --vocabulary-size 50000 \
+        --num-sampled 2048
 
 Pass ``--preset DIR`` to skip training and only run the "bank" check on a
 saved preset or an AllenNLP ELMo folder (``options.json`` + weights hdf5).
@@ -81,6 +84,9 @@ def main():
     parser.add_argument("--preset", default=None,
                         help="skip training: run the bank check on this preset")
     parser.add_argument("--vocabulary-size", type=int, default=20000)
+    parser.add_argument("--num-sampled", type=int, default=None,
+                        help="train with a sampled softmax of this many negatives "
+                             "(held-out perplexity stays the full softmax)")
     parser.add_argument("--sequence-length", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--held-out", type=int, default=6, help="articles")
@@ -113,10 +119,14 @@ def main():
     )
     preprocessor = ElmoLanguageModelPreprocessor(
         tokenizer, sequence_length=args.sequence_length)
-    model = ElmoLanguageModel(backbone, preprocessor=preprocessor)
+    model = ElmoLanguageModel(backbone, preprocessor=preprocessor,
+                              num_sampled=args.num_sampled, seed=args.seed)
     model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=10.0))
+    softmax = (f"sampled softmax, {args.num_sampled} negatives per batch"
+               if args.num_sampled else "full softmax")
     print(f"model: ElmoLanguageModel, {backbone.count_params():,} biLM parameters "
-          f"+ {model.count_params() - backbone.count_params():,} in the softmax")
+          f"+ {model.count_params() - backbone.count_params():,} in the softmax "
+          f"(trained with the {softmax})")
 
     def evaluate(when):
         result = model.evaluate(test, batch_size=args.batch_size, verbose=0,
