@@ -20,6 +20,16 @@ def reverse_within_length(x, lengths):
     return ops.take_along_axis(x, ops.broadcast_to(index, ops.shape(x)), axis=1)
 
 
+def _state_at_length(states, lengths, initial):
+    """Row ``b`` of ``states [time, batch, dim]`` at step ``lengths[b] - 1``;
+    ``initial[b]`` where ``lengths[b]`` is 0."""
+    index = ops.maximum(lengths - 1, 0)[None, :, None]
+    last = ops.take_along_axis(
+        states, ops.broadcast_to(index, (1,) + tuple(ops.shape(states)[1:])), axis=0
+    )[0]
+    return ops.where(ops.expand_dims(lengths > 0, -1), last, initial)
+
+
 @kzoo_export("kzoo.layers.ProjectedLSTM")
 class ProjectedLSTM(keras.layers.Layer):
     """Runs a ``ProjectedLSTMCell`` over a padded batch of sequences.
@@ -120,36 +130,30 @@ class ProjectedLSTM(keras.layers.Layer):
         if self.backward:
             # Reverse the inputs, not their 4x-wider projections: less to move.
             inputs = reverse_within_length(inputs, lengths)
-        projected = self.cell.project_inputs(inputs)
-        # One scanned tensor, the mask as its last column: keras' TensorFlow
-        # scan fails on several inputs of unknown length.
-        steps = ops.concatenate(
-            [projected, ops.expand_dims(ops.cast(mask, projected.dtype), -1)], axis=-1
-        )
-        steps = ops.transpose(steps, (1, 0, 2))
-        width = self.projection_dim
+        # Time-major before the input product (the narrow side), so that
+        # each step reads one contiguous [batch, 4 units] slice.
+        steps = self.cell.project_inputs(ops.transpose(inputs, (1, 0, 2)))
 
-        def step(carry, x):
-            h, c = carry[:, :width], carry[:, width:]
-            projected_t, mask_t = x[:, :-1], x[:, -1:]
-            new_h, new_c = self.cell.step(projected_t, h, c)
-            new_h = ops.where(ops.greater(mask_t, 0.0), new_h, ops.zeros_like(new_h))
-            carry = ops.concatenate(
-                [new_h + h * (1.0 - mask_t), new_c * mask_t + c * (1.0 - mask_t)],
-                axis=-1,
-            )
+        # Real tokens are a prefix of each row (also once reversed), so the
+        # loop runs unmasked: padded steps come after a row's last token and
+        # cannot change its outputs. They are zeroed below, and the final
+        # state is read at each row's last token.
+        def step(carry, projected_t):
+            new_h, new_c = self.cell.step(projected_t, *carry)
             # ops.scan's TensorFlow version wants outputs shaped like the carry.
-            return carry, ops.concatenate([new_h, new_c], axis=-1)
+            return (new_h, new_c), (new_h, new_c)
 
-        carry, outputs = ops.scan(
-            step, ops.concatenate([h, c], axis=-1), steps
+        _, (all_h, all_c) = ops.scan(step, (h, c), steps)
+        outputs = ops.where(
+            ops.expand_dims(mask, -1), ops.transpose(all_h, (1, 0, 2)), 0.0
         )
-        outputs = ops.transpose(outputs[:, :, :width], (1, 0, 2))
         if self.backward:
             outputs = reverse_within_length(outputs, lengths)
-        if self.return_state:
-            return outputs, [carry[:, :width], carry[:, width:]]
-        return outputs
+        if not self.return_state:
+            return outputs
+        return outputs, [
+            _state_at_length(all_h, lengths, h), _state_at_length(all_c, lengths, c)
+        ]
 
     def compute_mask(self, inputs, mask=None, initial_state=None):
         if self.return_state:
