@@ -90,7 +90,8 @@ def main():
     parser.add_argument("--sequence-length", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--held-out", type=int, default=6, help="articles")
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
+    parser.add_argument("--learning-rate", type=float, default=2e-3,
+                        help="Adam's (full softmax)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     keras.utils.set_random_seed(args.seed)
@@ -121,7 +122,8 @@ def main():
         tokenizer, sequence_length=args.sequence_length)
     model = ElmoLanguageModel(backbone, preprocessor=preprocessor,
                               num_sampled=args.num_sampled, seed=args.seed)
-    model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=10.0))
+    if not args.num_sampled:  # sampled: the model's default, bilm-tf's Adagrad(0.2)
+        model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=10.0))
     softmax = (f"sampled softmax, {args.num_sampled} negatives per batch"
                if args.num_sampled else "full softmax")
     print(f"model: ElmoLanguageModel, {backbone.count_params():,} biLM parameters "

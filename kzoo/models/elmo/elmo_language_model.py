@@ -25,8 +25,8 @@ class ElmoLanguageModel(Task):
     sentences (a list of str or a ``tf.data.Dataset`` of strings).
 
     ``compile()`` defaults to Adam (1e-3, gradients clipped to norm 10 as
-    bilm-tf), a cross-entropy per direction averaged over the real
-    predictions, and a ``perplexity`` per direction (``forward_perplexity``,
+    bilm-tf; with ``num_sampled``, bilm-tf's Adagrad, see below), a
+    cross-entropy per direction averaged over the real predictions, and a ``perplexity`` per direction (``forward_perplexity``,
     ``backward_perplexity`` in the logs).
 
     For large vocabularies pass ``num_sampled`` (bilm-tf used 8192 of
@@ -36,7 +36,12 @@ class ElmoLanguageModel(Task):
     ids must run from frequent to rare, as ``compute_word_vocabulary``
     makes them), and the training ``*_perplexity`` is the exponential of
     that sampled loss (other compiled metrics also see the sampled logits,
-    target 0), an estimate. ``evaluate`` and ``predict`` always use
+    target 0), an estimate. The default optimizer is then bilm-tf's,
+    Adagrad (0.2, initial accumulator 1.0, clip norm 10): a softmax row
+    gets a gradient only in the batches that draw or target its word, and
+    Adam's momentum keeps moving rare rows long after (with Adam 2e-3 the
+    held-out perplexity after 200 steps on the Wikipedia excerpt, 50k words,
+    was 4.6k against Adagrad's 3.0k and the full softmax's 3.0k). ``evaluate`` and ``predict`` always use
     the full softmax, so held-out perplexities are exact.
 
     Args:
@@ -109,10 +114,14 @@ class ElmoLanguageModel(Task):
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
                 weighted_metrics="auto", **kwargs):
-        """Adam(1e-3, clipnorm 10), cross-entropy and perplexity per direction."""
+        """Adam(1e-3, clipnorm 10) (Adagrad(0.2) when sampled), cross-entropy
+        and perplexity per direction."""
         from keras_hub.metrics import Perplexity
 
-        if optimizer == "auto":
+        if optimizer == "auto" and getattr(self, "num_sampled", None):
+            optimizer = keras.optimizers.Adagrad(
+                0.2, initial_accumulator_value=1.0, clipnorm=10.0)
+        elif optimizer == "auto":
             optimizer = keras.optimizers.Adam(1e-3, clipnorm=10.0)
         if loss == "auto":
             loss = {

@@ -92,6 +92,7 @@ def test_fit_on_a_tf_data_pipeline_lowers_perplexity_and_presets_round_trip(tmp_
 
 def test_sampled_softmax_training_lowers_the_full_softmax_perplexity(tmp_path):
     model = make(num_sampled=5)
+    assert type(model.optimizer).__name__ == "Adagrad"  # bilm-tf's, when sampled
     corpus = ["the river bank", "the money bank", "a river bank", "a money bank"] * 4
     before = model.evaluate(corpus, verbose=0, return_dict=True)
     model.compile(optimizer="adam")
