@@ -6,6 +6,10 @@ from keras import ops
 from kzoo.api_export import kzoo_export
 
 
+# Positions per matrix product in CharacterCNN (8 was fastest of 1-25).
+_POSITIONS_PER_PRODUCT = 8
+
+
 def _check_filters(filters):
     ok = isinstance(filters, (list, tuple)) and len(filters) > 0
     if ok:
@@ -130,26 +134,35 @@ class CharacterCNN(keras.layers.Layer):
         for (width, number), conv in zip(self.filters, self.convolutions):
             # The bias is added after the max over positions, where it is the
             # same number (rounding is monotonic) for far fewer additions.
-            scores = ops.max(self._convolve(chars, conv.kernel, width, number), axis=1)
+            scores = self._max_convolution(chars, conv.kernel, width, number)
             features.append(self.activation(scores + conv.bias))
         tokens = ops.concatenate(features, axis=-1)[:-1]
         return ops.reshape(tokens, tuple(shape[:-1]) + (self.output_dim,))
 
-    def _convolve(self, chars, kernel, width, number):
-        """``chars [n, length, dim]`` convolved with ``kernel [width, dim,
-        number]`` (valid padding, no bias)."""
-        if keras.config.backend() != "torch":
-            return ops.conv(chars, kernel)
-        # PyTorch's CPU convolution of these shapes runs at less than half
-        # the speed of its matrix product (ELMo's 7 convolutions: 0.57 s vs
-        # 0.31 s on one core): convolve as one product over all windows (the
-        # `width` shifted copies of the characters side by side). Same
-        # numbers; on JAX and TensorFlow the convolution op is as fast.
-        length = ops.shape(chars)[1]
-        windows = chars if width == 1 else ops.concatenate(
-            [chars[:, i:length - width + 1 + i] for i in range(width)], axis=-1
-        )
-        return ops.matmul(windows, ops.reshape(kernel, (width * self.character_dim, number)))
+    def _max_convolution(self, chars, kernel, width, number):
+        """Max over positions of ``chars [n, length, dim]`` convolved with
+        ``kernel [width, dim, number]`` (valid padding, no bias)."""
+        length = chars.shape[1]
+        if not isinstance(length, int):
+            return ops.max(ops.conv(chars, kernel), axis=1)
+        # Matrix products over the windows of a few positions at a time (the
+        # `width` shifted copies of the characters side by side), with a
+        # running maximum: small products that stay in cache instead of one
+        # [n, positions, number] tensor. Faster than the convolution op on
+        # every backend (ELMo's filters, one core: PyTorch 0.57 s -> 0.20 s,
+        # JAX 0.27 s -> 0.21 s, TensorFlow 0.16 s -> 0.15 s).
+        kernel = ops.reshape(kernel, (width * self.character_dim, number))
+        positions = length - width + 1
+        best = None
+        for start in range(0, positions, _POSITIONS_PER_PRODUCT):
+            count = min(_POSITIONS_PER_PRODUCT, positions - start)
+            span = chars[:, start:start + count + width - 1]
+            windows = ops.concatenate(
+                [span[:, i:i + count] for i in range(width)], axis=-1
+            )
+            scores = ops.max(ops.matmul(windows, kernel), axis=1)
+            best = scores if best is None else ops.maximum(best, scores)
+        return best
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[:-1]) + (self.output_dim,)

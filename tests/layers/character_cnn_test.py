@@ -26,7 +26,8 @@ def numpy_character_cnn(ids, table, kernels, biases, activation):
 def test_matches_numpy(activation, fn):
     layer = CharacterCNN(filters=((1, 3), (2, 2), (4, 5)), num_characters=12,
                          character_dim=3, activation=activation)
-    ids = np.random.default_rng(0).integers(0, 12, size=(2, 3, 7)).astype("int32")
+    # 19 characters: the products run over chunks of 8 positions (8, 8, 3).
+    ids = np.random.default_rng(0).integers(0, 12, size=(2, 3, 19)).astype("int32")
     out = layer(ids)
     assert tuple(out.shape) == (2, 3, 10)
     kernels = [to_numpy(c.kernel) for c in layer.convolutions]
@@ -51,6 +52,15 @@ def test_config_round_trip_and_functional_use():
     restored.set_weights(layer.get_weights())
     assert_allclose(restored(ids), expected)
     assert keras.saving.serialize_keras_object(layer)["registered_name"] == "kzoo>CharacterCNN"
+
+
+def test_unknown_word_length_in_a_functional_model():
+    # Without a static word length the layer falls back to the convolution op.
+    layer = CharacterCNN(filters=[[1, 2], [3, 4]], num_characters=9, character_dim=2)
+    inputs = keras.Input((None, None), dtype="int32")
+    model = keras.Model(inputs, layer(inputs))
+    ids = np.random.default_rng(1).integers(0, 9, size=(2, 3, 11)).astype("int32")
+    assert_allclose(model.predict(ids, verbose=0), layer(ids), atol=1e-5)
 
 
 def test_bad_arguments():
