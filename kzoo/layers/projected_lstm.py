@@ -21,13 +21,14 @@ def reverse_within_length(x, lengths):
 
 
 def _state_at_length(states, lengths, initial):
-    """Row ``b`` of ``states [time, batch, dim]`` at step ``lengths[b] - 1``;
-    ``initial[b]`` where ``lengths[b]`` is 0."""
-    index = ops.maximum(lengths - 1, 0)[None, :, None]
+    """Row ``b`` of feature-major ``states [time, dim, batch]`` at step
+    ``lengths[b] - 1`` as ``[batch, dim]``; ``initial[b]`` where
+    ``lengths[b]`` is 0."""
+    index = ops.maximum(lengths - 1, 0)[None, None, :]
     last = ops.take_along_axis(
         states, ops.broadcast_to(index, (1,) + tuple(ops.shape(states)[1:])), axis=0
     )[0]
-    return ops.where(ops.expand_dims(lengths > 0, -1), last, initial)
+    return ops.where(ops.expand_dims(lengths > 0, -1), ops.transpose(last), initial)
 
 
 @kzoo_export("kzoo.layers.ProjectedLSTM")
@@ -130,22 +131,41 @@ class ProjectedLSTM(keras.layers.Layer):
         if self.backward:
             # Reverse the inputs, not their 4x-wider projections: less to move.
             inputs = reverse_within_length(inputs, lengths)
-        # Time-major before the input product (the narrow side), so that
-        # each step reads one contiguous [batch, 4 units] slice.
-        steps = self.cell.project_inputs(ops.transpose(inputs, (1, 0, 2)))
+        # Feature-major steps [time, 4 units, batch] (see ProjectedLSTMCell.
+        # step), the input part for all steps at once.
+        cell = self.cell
+        time_major = ops.transpose(inputs, (1, 0, 2))
+        if keras.config.backend() == "torch":
+            # W^T x^T ([4 units, time * batch], time-major columns), then a
+            # transpose that moves whole batch rows: MKL's product is faster
+            # in this layout with 2 threads (ELMo, 2 cores: 17.7 -> 20.2
+            # sentences/s) and the transpose cheaper.
+            columns = ops.transpose(ops.reshape(time_major, (-1, shape[-1])))
+            projected = ops.matmul(ops.transpose(cell.kernel), columns)
+            projected = projected + ops.expand_dims(cell.bias, -1)
+            steps = ops.transpose(
+                ops.reshape(projected, (4 * self.units, shape[1], batch)), (1, 0, 2)
+            )
+        else:
+            # (The form above is 11% slower on JAX.)
+            steps = ops.transpose(cell.project_inputs(time_major), (0, 2, 1))
+        kernels = (ops.transpose(cell.recurrent_kernel),
+                   ops.transpose(cell.projection_kernel))
 
         # Real tokens are a prefix of each row (also once reversed), so the
         # loop runs unmasked: padded steps come after a row's last token and
         # cannot change its outputs. They are zeroed below, and the final
         # state is read at each row's last token.
         def step(carry, projected_t):
-            new_h, new_c = self.cell.step(projected_t, *carry)
+            new_h, new_c = cell.step(projected_t, *carry, transposed_kernels=kernels)
             # ops.scan's TensorFlow version wants outputs shaped like the carry.
             return (new_h, new_c), (new_h, new_c)
 
-        _, (all_h, all_c) = ops.scan(step, (h, c), steps)
+        _, (all_h, all_c) = ops.scan(
+            step, (ops.transpose(h), ops.transpose(c)), steps
+        )
         outputs = ops.where(
-            ops.expand_dims(mask, -1), ops.transpose(all_h, (1, 0, 2)), 0.0
+            ops.expand_dims(mask, -1), ops.transpose(all_h, (2, 0, 1)), 0.0
         )
         if self.backward:
             outputs = reverse_within_length(outputs, lengths)
