@@ -39,6 +39,55 @@ def prepare_worker(backend, cores, repo_root):
     sys.path.insert(0, repo_root)
 
 
+BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def add_backend_arguments(parser, timeout=1800):
+    """The arguments of a one-worker-per-backend benchmark's driver and worker.
+
+    ``--worker``/``--backend`` (internal: the driver starts the workers),
+    ``--backends``, ``--warmup``, ``--reps`` (None: the script's defaults,
+    see ``fill_defaults``), ``--cores`` and ``--timeout``.
+    """
+    import argparse
+
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
+    parser.add_argument("--backends", default=None, help="e.g. tf,jax (driver)")
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--cores", type=int, default=None,
+                        help="pin each worker to this many cores (the last ones)")
+    parser.add_argument("--timeout", type=int, default=timeout, help="seconds per worker")
+
+
+def fill_defaults(args, defaults):
+    """Sets each ``args`` attribute in ``defaults`` that is still None."""
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def main(parse_args, worker_main, driver_main, argv=None):
+    """A benchmark's entry point: the driver, or with ``--worker`` one worker.
+
+    ``parse_args(argv)`` must give ``worker``, ``backend`` (a key of
+    ``BACKENDS``) and ``cores``; the worker is prepared (``prepare_worker``)
+    before ``worker_main(args)`` imports Keras.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    if args.worker:
+        if args.backend is None:
+            raise SystemExit("--worker needs --backend (tf, jax or torch)")
+        prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
+        worker_main(args)
+    else:
+        driver_main(args, argv)
+
+
 def time_calls(fn, warmup, reps):
     """Calls ``fn()`` ``warmup`` times untimed, then ``reps`` times timed.
 

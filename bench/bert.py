@@ -36,7 +36,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing  # noqa: E402
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # MiniLM-L6 (all-MiniLM-L6-v2) shape, in kzoo / keras-hub argument names.
 CONFIG = {
@@ -51,7 +50,7 @@ NUM_CLASSES = 2
 LEARNING_RATE = 5e-5
 PRESET = "minilm_l6_en_uncased"  # real weights for the accuracy check
 
-BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+BACKENDS = _timing.BACKENDS
 ROWS = (
     ("kzoo", "tf"), ("kzoo", "jax"), ("kzoo", "torch"),
     ("keras-hub", "tf"), ("keras-hub", "jax"), ("keras-hub", "torch"),
@@ -468,9 +467,7 @@ def parse_args(argv):
                  "train_reps": 2} if args.quick else
                 {"batch": 32, "length": 128, "warmup": 2, "infer_reps": 10,
                  "train_reps": 5})
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    _timing.fill_defaults(args, defaults)
     for dtype in args.dtype.split(","):
         if dtype not in ("float32", "bfloat16", "mixed_bfloat16"):
             parser.error(f"--dtype: {dtype!r} is not float32, bfloat16 or "
@@ -482,15 +479,7 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.worker:
-        if args.backend is None:
-            raise SystemExit("--worker needs --backend (tf, jax or torch)")
-        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
-        worker_main(args)
-    else:
-        driver_main(args, argv)
+    _timing.main(parse_args, worker_main, driver_main, argv)
 
 
 if __name__ == "__main__":

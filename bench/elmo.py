@@ -36,8 +36,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing  # noqa: E402
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+BACKENDS = _timing.BACKENDS
 SIZES = {
     "full": dict(num_layers=2, hidden_dim=4096, projection_dim=512,
                  filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512],
@@ -165,9 +164,7 @@ def driver_main(args, argv):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
-    parser.add_argument("--backends", default=None, help="e.g. tf,jax (driver)")
+    _timing.add_backend_arguments(parser)
     parser.add_argument("--size", choices=("full", "small"), default="full")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")
@@ -177,28 +174,15 @@ def parse_args(argv):
                         help="jit_compile for predict (auto: Keras' default)")
     parser.add_argument("--batch", type=int, default=None)
     parser.add_argument("--words", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=None)
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cores", type=int, default=None,
-                        help="pin each worker to this many cores (the last ones)")
-    parser.add_argument("--timeout", type=int, default=1800)
     args = parser.parse_args(argv)
     defaults = ({"batch": 4, "warmup": 1, "reps": 2} if args.quick
                 else {"batch": 32, "warmup": 2, "reps": 5})
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    _timing.fill_defaults(args, defaults)
     return args
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.worker:
-        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
-        worker_main(args)
-    else:
-        driver_main(args, argv)
+    _timing.main(parse_args, worker_main, driver_main, argv)
 
 
 if __name__ == "__main__":

@@ -25,8 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing  # noqa: E402
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+BACKENDS = _timing.BACKENDS
 EXAMPLE_SIZE = dict(num_layers=2, hidden_dim=512, projection_dim=128,
                     filters=((1, 16), (2, 16), (3, 32), (4, 64), (5, 128)),
                     num_highway_layers=1, character_dim=16, dropout=0.1)
@@ -116,9 +115,7 @@ def driver_main(args, argv):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
-    parser.add_argument("--backends", default=None, help="e.g. tf,jax (driver)")
+    _timing.add_backend_arguments(parser)
     parser.add_argument("--vocabulary-sizes", default="20000,100000",
                         type=lambda s: [int(v) for v in s.split(",")])
     parser.add_argument("--num-sampled", type=int, default=2048)
@@ -126,17 +123,10 @@ def parse_args(argv):
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")
     parser.add_argument("--batch", type=int, default=None)
     parser.add_argument("--length", type=int, default=32, help="positions, <S> </S> included")
-    parser.add_argument("--warmup", type=int, default=None)
-    parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--cores", type=int, default=None,
-                        help="pin each worker to this many cores (the last ones)")
-    parser.add_argument("--timeout", type=int, default=1800)
     args = parser.parse_args(argv)
     defaults = ({"batch": 4, "warmup": 1, "reps": 2} if args.quick
                 else {"batch": 64, "warmup": 2, "reps": 5})
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
+    _timing.fill_defaults(args, defaults)
     if args.quick:
         args.vocabulary_sizes = sorted({min(v, 500) for v in args.vocabulary_sizes})
         args.num_sampled = min(args.num_sampled, 64)
@@ -144,13 +134,7 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.worker:
-        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
-        worker_main(args)
-    else:
-        driver_main(args, argv)
+    _timing.main(parse_args, worker_main, driver_main, argv)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing  # noqa: E402
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CONFIG = {
     "vocabulary_size": 50257,
@@ -43,7 +42,7 @@ CONFIG = {
     "intermediate_dim": 2048,
     "max_sequence_length": 1024,
 }
-BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
+BACKENDS = _timing.BACKENDS
 ROWS = (
     ("kzoo", "tf"), ("kzoo", "jax"), ("kzoo", "torch"),
     ("keras-hub", "tf"), ("keras-hub", "jax"), ("keras-hub", "torch"),
@@ -258,15 +257,7 @@ def parse_args(argv):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
-    if args.worker:
-        if args.backend is None:
-            raise SystemExit("--worker needs --backend (tf, jax or torch)")
-        _timing.prepare_worker(BACKENDS[args.backend], args.cores, REPO_ROOT)
-        worker_main(args)
-    else:
-        driver_main(args, argv)
+    _timing.main(parse_args, worker_main, driver_main, argv)
 
 
 if __name__ == "__main__":

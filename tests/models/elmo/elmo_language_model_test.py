@@ -72,47 +72,47 @@ def test_loss_and_perplexity_match_numpy(num_sampled):
         assert_allclose(results[f"{direction}_perplexity"], np.exp(mean), atol=1e-4, rtol=1e-4)
 
 
-def test_fit_on_a_tf_data_pipeline_lowers_perplexity_and_presets_round_trip(tmp_path):
-    model = make()
-    corpus = ["the river bank", "the money bank", "a river bank", "a money bank"] * 4
-    before = model.evaluate(corpus, verbose=0, return_dict=True)
-    ds = tf.data.Dataset.from_tensor_slices(corpus).shuffle(16, seed=0).batch(8)
+CORPUS = ["the river bank", "the money bank", "a river bank", "a money bank"] * 4
+
+
+def train_and_round_trip(model, data, tmp_path, epochs, **fit_kwargs):
+    """Adam(0.03) on CORPUS-like data; the preset round trip checked.
+
+    Returns the full-softmax perplexities before and after (per direction)
+    and the fit history.
+    """
+    before = model.evaluate(CORPUS, verbose=0, return_dict=True)
     model.compile(optimizer="adam")  # 1e-3; the rest keeps its defaults
     model.optimizer.learning_rate.assign(0.03)
-    model.fit(ds, epochs=8, verbose=0)
-    after = model.evaluate(corpus, verbose=0, return_dict=True)
-    for direction in ("forward", "backward"):
-        key = f"{direction}_perplexity"
-        assert after[key] < 0.6 * before[key], (before, after)
+    history = model.fit(data, epochs=epochs, verbose=0, **fit_kwargs).history
+    after = model.evaluate(CORPUS, verbose=0, return_dict=True)
     model.save_to_preset(str(tmp_path / "lm"))
     restored = ElmoLanguageModel.from_preset(str(tmp_path / "lm"))
+    assert restored.num_sampled == model.num_sampled
     x, _, _ = model.preprocessor(SENTENCES)
     assert_allclose(restored.predict_on_batch(x), model.predict_on_batch(x), atol=1e-5)
+    ratios = {d: after[f"{d}_perplexity"] / before[f"{d}_perplexity"]
+              for d in ("forward", "backward")}
+    return ratios, history
+
+
+def test_fit_on_a_tf_data_pipeline_lowers_perplexity_and_presets_round_trip(tmp_path):
+    ds = tf.data.Dataset.from_tensor_slices(CORPUS).shuffle(16, seed=0).batch(8)
+    ratios, _ = train_and_round_trip(make(), ds, tmp_path, epochs=8)
+    assert max(ratios.values()) < 0.6, ratios
 
 
 def test_sampled_softmax_training_lowers_the_full_softmax_perplexity(tmp_path):
     model = make(num_sampled=5)
     assert type(model.optimizer).__name__ == "Adagrad"  # bilm-tf's, when sampled
-    corpus = ["the river bank", "the money bank", "a river bank", "a money bank"] * 4
-    before = model.evaluate(corpus, verbose=0, return_dict=True)
-    model.compile(optimizer="adam")
-    model.optimizer.learning_rate.assign(0.03)
-    history = model.fit(corpus, batch_size=8, epochs=12, verbose=0).history
+    ratios, history = train_and_round_trip(model, CORPUS, tmp_path, epochs=12, batch_size=8)
     # Training logs the sampled loss and its exponential (equal batches).
     assert_allclose(history["forward_perplexity"], np.exp(history["forward_loss"]),
                     rtol=1e-4, atol=1e-4)
     assert history["forward_loss"][-1] < 0.7 * history["forward_loss"][0]
-    after = model.evaluate(corpus, verbose=0, return_dict=True)
-    for direction in ("forward", "backward"):
-        # Five log-uniform samples of eight words seldom draw the last ids,
-        # so the full softmax gains less than the sampled one (7.9 -> 2 with
-        # the full softmax in the test above, 7.9 -> 3.3-5.5 here).
-        key = f"{direction}_perplexity"
-        assert after[key] < 0.8 * before[key], (before, after)
-    model.save_to_preset(str(tmp_path / "lm"))
-    restored = ElmoLanguageModel.from_preset(str(tmp_path / "lm"))
-    assert restored.num_sampled == 5
-    x, _, _ = model.preprocessor(SENTENCES)
-    assert_allclose(restored.predict_on_batch(x), model.predict_on_batch(x), atol=1e-5)
+    # Five log-uniform samples of eight words seldom draw the last ids, so
+    # the full softmax gains less than the sampled one (7.9 -> 2 with the
+    # full softmax in the test above, 7.9 -> 3.3-5.5 here).
+    assert max(ratios.values()) < 0.8, ratios
     with pytest.raises(ValueError, match="`num_sampled` must be None"):
         make(num_sampled=8)
