@@ -98,12 +98,8 @@ class ElmoLanguageModel(Task):
             vocabulary_size, dtype=backbone.dtype_policy, name="softmax_dense"
         )
         inputs = dict(backbone.input)
-        top = backbone(inputs)[f"lstm_output_{backbone.num_layers}"]
-        width = backbone.projection_dim
-        outputs = {
-            "forward": self.softmax_dense(self.output_dropout(top[..., :width])),
-            "backward": self.softmax_dense(self.output_dropout(top[..., width:])),
-        }
+        outputs = {direction: self.softmax_dense(hidden)
+                   for direction, hidden in self._hidden_states(inputs).items()}
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.vocabulary_size = vocabulary_size
         self.num_sampled = num_sampled
@@ -144,12 +140,17 @@ class ElmoLanguageModel(Task):
             return super().call(inputs, training=training, mask=mask, **kwargs)
         # Sampled softmax training: the hidden states only; compute_loss
         # scores them against the targets and the sampled words.
+        return {f"{direction}_hidden": hidden for direction, hidden
+                in self._hidden_states(inputs, training=training).items()}
+
+    def _hidden_states(self, inputs, training=None):
+        """The top layer's forward and backward halves, after dropout."""
         top = self.backbone(inputs, training=training)
         top = top[f"lstm_output_{self.backbone.num_layers}"]
         width = self.backbone.projection_dim
         return {
-            "forward_hidden": self.output_dropout(top[..., :width], training=training),
-            "backward_hidden": self.output_dropout(top[..., width:], training=training),
+            "forward": self.output_dropout(top[..., :width], training=training),
+            "backward": self.output_dropout(top[..., width:], training=training),
         }
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
