@@ -36,6 +36,10 @@ def pytest_collection_modifyitems(config, items):
         "SavedModel directly in keras 3.15"
     )
     for item in items:
+        backends = item.get_closest_marker("backends")
+        if backends and keras.config.backend() not in backends.args:
+            item.add_marker(pytest.mark.skip(
+                reason=f"runs on the {'/'.join(backends.args)} backend(s) only"))
         if "large" in item.keywords and not run_large:
             item.add_marker(skip_large)
         if (
@@ -53,3 +57,12 @@ def _doctest_namespace(doctest_namespace):
     doctest_namespace["keras"] = keras
     doctest_namespace["ops"] = keras.ops
     doctest_namespace["kzoo"] = kzoo
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): runs only on these Keras backends (the engine the "
+        "test drives exists only there: keras.distribution on JAX, "
+        "tf.distribute on TensorFlow, torch.distributed on PyTorch)",
+    )

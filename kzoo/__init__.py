@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 from kzoo import (  # noqa: E402,F401
     callbacks,
     datasets,
+    distribution,
     export,
     layers,
     losses,

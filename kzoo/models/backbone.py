@@ -3,6 +3,7 @@
 import keras
 
 from kzoo.api_export import kzoo_export
+from kzoo.distribution import layout
 
 
 def check_positive_ints(owner, **values):
@@ -84,6 +85,50 @@ class Backbone(keras.Model):
 
         return preset_loader.load_backbone(
             preset, cls=cls, load_weights=load_weights, **config_overrides
+        )
+
+    @classmethod
+    def layout_rules(cls):
+        """The model-parallel sharding of this family's weights.
+
+        Returns:
+            A dict from a regex over variable paths (matched in full) to a
+            tuple with ``"model"`` (split over the model-parallel axis) or
+            ``None`` per axis of the matching variables. Variables no rule
+            matches are replicated. The base class shards nothing.
+        """
+        return {}
+
+    @classmethod
+    def get_layout_map(cls, device_mesh, model_parallel_dim_name="model",
+                       data_parallel_dim_name="batch"):
+        """A ``keras.distribution.LayoutMap`` for model-parallel training.
+
+        keras-hub's name and arguments: pass the map to
+        ``keras.distribution.ModelParallel`` (or use
+        ``kzoo.distribution.model_parallel``, which also checks the model
+        against it), then build and fit the model inside the distribution's
+        scope. The large weights are split over ``model_parallel_dim_name``
+        as ``layout_rules`` says; biases and norms stay replicated.
+
+        Args:
+            device_mesh: a ``keras.distribution.DeviceMesh`` that has both
+                named axes.
+            model_parallel_dim_name: str. Mesh axis to split weights over.
+            data_parallel_dim_name: str. Mesh axis the batch is split over.
+
+        Example:
+        >>> mesh = keras.distribution.DeviceMesh(
+        ...     shape=(1, 2), axis_names=("batch", "model"),
+        ...     devices=["cpu:0", "cpu:1"])
+        >>> layout_map = kzoo.models.BertBackbone.get_layout_map(mesh)
+        >>> layout_map["transformer_layer_0/feedforward_output_dense/kernel"].axes
+        ('model', None)
+        """
+        return layout.layout_map(
+            device_mesh, cls.layout_rules(),
+            model_parallel_dim_name=model_parallel_dim_name,
+            data_parallel_dim_name=data_parallel_dim_name,
         )
 
     def save_to_preset(self, preset_dir):

@@ -187,6 +187,29 @@ class BertBackbone(Backbone):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.activation = activation
 
+    @classmethod
+    def layout_rules(cls):
+        """Megatron-style splits of the encoder (see ``get_layout_map``).
+
+        Embedding tables are split along the hidden width (vocabularies
+        such as 30522 divide by almost nothing); attention is split by heads
+        (query/key/value on their heads axis, the output projection on its
+        heads axis); the feed-forward network column-then-row; the pooler
+        and the masked-LM transform by columns. The segment table is small
+        and replicated. Biases and layer norms are replicated.
+        """
+        block = r"transformer_layer_\d+/"
+        return {
+            r"(token|position)_embedding/embeddings": (None, "model"),
+            r"segment_embedding/embeddings": (None, None),
+            block + r"self_attention_layer/(query|key|value)/kernel": (None, "model", None),
+            block + r"self_attention_layer/attention_output/kernel": ("model", None, None),
+            block + r"feedforward_intermediate_dense/kernel": (None, "model"),
+            block + r"feedforward_output_dense/kernel": ("model", None),
+            r"pooled_dense/kernel": (None, "model"),
+            r"masked_lm_head/transform_dense/kernel": (None, "model"),
+        }
+
     def hidden_states_model(self):
         """A model giving every layer's hidden states, sharing these weights.
 

@@ -178,6 +178,27 @@ class ElmoBackbone(Backbone):
         self.use_skip_connections = use_skip_connections
         self.dropout = dropout
 
+    @classmethod
+    def layout_rules(cls):
+        """Splits of the biLM (see ``get_layout_map``).
+
+        The character CNN by filters, the highway layers by columns, the
+        token projection by rows; each LSTMP layer's input and recurrent
+        kernels by their gate columns and its projection by rows; the
+        language model's softmax (``ElmoLanguageModel``) along its input
+        width (vocabularies such as 793471 divide by almost nothing). The
+        262-row character table, biases and the scalar mix are replicated.
+        """
+        return {
+            r"character_cnn/character_embedding/embeddings": (None, None),
+            r"character_cnn/convolution_\d+/kernel": (None, None, "model"),
+            r"highway_\d+/(transform|gate)_dense/kernel": (None, "model"),
+            r"token_projection/kernel": ("model", None),
+            r"(forward|backward)_lstm_\d+/cell/(kernel|recurrent_kernel)": (None, "model"),
+            r"(forward|backward)_lstm_\d+/cell/projection_kernel": ("model", None),
+            r"softmax_dense/kernel": ("model", None),
+        }
+
     def _compute(self, character_ids, padding_mask, states=None, training=None):
         """The forward pass, from optional initial states; see call_with_states."""
         mask = ops.cast(padding_mask, "bool")

@@ -162,6 +162,25 @@ class GPTBackbone(Backbone):
         self.activation = activation
         self.normalize_first = normalize_first
 
+    @classmethod
+    def layout_rules(cls):
+        """Megatron-style splits of the decoder (see ``get_layout_map``).
+
+        Embedding tables (the token table is also the tied output layer)
+        are split along the hidden width (50257 divides by almost nothing);
+        the fused query/key/value kernel and the first feed-forward kernel
+        by columns, the attention output and second feed-forward kernel by
+        rows. Biases and layer norms are replicated.
+        """
+        block = r"transformer_layer_\d+/"
+        return {
+            r"(token|position)_embedding/embeddings": (None, "model"),
+            block + r"query_key_value_dense/kernel": (None, "model"),
+            block + r"attention_output_dense/kernel": ("model", None),
+            block + r"feedforward_intermediate_dense/kernel": (None, "model"),
+            block + r"feedforward_output_dense/kernel": ("model", None),
+        }
+
     def build_cache(self, batch_size, max_length):
         """An empty key/value cache: a tuple of ``num_layers`` zero tensors
         ``[batch_size, 2, max_length, num_heads, hidden_dim // num_heads]``."""

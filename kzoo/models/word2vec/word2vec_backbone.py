@@ -65,6 +65,13 @@ class Word2VecBackbone(Backbone):
         self.vocabulary_size = vocabulary_size
         self.hidden_dim = hidden_dim
 
+    @classmethod
+    def layout_rules(cls):
+        """Both tables split by rows (see ``get_layout_map``): each device
+        holds the input and output vectors of a slice of the vocabulary,
+        whose size the model-parallel size must divide."""
+        return {r"(token|context)_embedding/embeddings": ("model", None)}
+
     def get_config(self):
         config = super().get_config()
         config.update({"vocabulary_size": self.vocabulary_size,
