@@ -7,7 +7,7 @@ from keras import ops
 from kzoo import samplers as samplers_lib
 from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits
-from kzoo.models.task import Task
+from kzoo.models.task import Task, tokenizer_vocabulary_mask
 
 
 class _Generation(keras.Model):
@@ -46,7 +46,10 @@ class _Generation(keras.Model):
             rows = ops.shape(token_ids)[0]  # batch * num_beams for beam search
             token = ops.slice(token_ids, (0, index - 1), (rows, 1))
             hidden, cache = backbone.call_with_cache(token, cache, index - 1)
-            return head(hidden)[:, 0, :], cache
+            logits = head(hidden)[:, 0, :]
+            if self.task.vocabulary_mask is not None:
+                logits = self.task.vocabulary_mask(logits)
+            return logits, cache
 
         return self.sampler(next_fn, token_ids, cache, index, prompt_mask,
                             inputs["noise"], stop_token_ids=self.stop_token_ids,
@@ -71,6 +74,13 @@ class CausalLM(Task):
     step one position through the network over the cache. The whole loop is
     compiled once per ``[batch, max_length]`` (see ``jit_compile``).
 
+    Only ids the tokenizer can turn back into text are ever predicted: when
+    the backbone has more token ids than the preprocessor's tokenizer has
+    tokens (an embedding table padded to a multiple of 64), the logits of
+    the extra ids are set to -1e9 (``kzoo.layers.VocabularyMask``, with a
+    warning at construction), so no sampler can choose them; a backbone
+    with fewer ids than the tokenizer is an error.
+
     The backbone needs a ``token_embedding``, ``max_sequence_length``,
     ``build_cache(batch, length)`` and ``call_with_cache(token_ids, cache,
     index)`` (``GPTBackbone`` has them).
@@ -91,8 +101,12 @@ class CausalLM(Task):
         self.preprocessor = preprocessor
         self.lm_head = TiedEmbeddingLogits(
             backbone.token_embedding, dtype=backbone.dtype_policy, name="lm_head")
+        self.vocabulary_mask = tokenizer_vocabulary_mask(
+            backbone, preprocessor, type(self).__name__)
         inputs = backbone.input
         outputs = self.lm_head(backbone(inputs)["sequence_output"])
+        if self.vocabulary_mask is not None:
+            outputs = self.vocabulary_mask(outputs)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         object.__setattr__(self, "_generations", {})
         self.compile()

@@ -4,7 +4,7 @@ import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.layers.masked_lm_head import MaskedLMHead
-from kzoo.models.task import Task
+from kzoo.models.task import Task, tokenizer_vocabulary_mask
 
 
 @kzoo_export("kzoo.models.MaskedLM")
@@ -25,6 +25,11 @@ class MaskedLM(Task):
     the sum of the mask weights, as BERT's pretraining loss) and the weighted
     ``accuracy`` of those predictions.
 
+    When the backbone has more token ids than the preprocessor's tokenizer
+    has tokens, the extra ids' logits are set to -1e9 (never predicted;
+    ``kzoo.layers.VocabularyMask``, with a warning at construction); fewer
+    ids than tokens is an error.
+
     The backbone must have a ``token_embedding`` (a ``keras.layers.Embedding``)
     and a ``sequence_output``; the head uses the backbone's ``activation`` and
     ``layer_norm_epsilon`` when it has them.
@@ -44,6 +49,8 @@ class MaskedLM(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.masked_lm_head = self.make_masked_lm_head(backbone)
+        self.vocabulary_mask = tokenizer_vocabulary_mask(
+            backbone, preprocessor, type(self).__name__)
         inputs = dict(backbone.input)
         inputs["mask_positions"] = keras.Input(
             shape=(None,), dtype="int32", name="mask_positions"
@@ -52,6 +59,8 @@ class MaskedLM(Task):
         outputs = self.masked_lm_head(
             backbone_outputs["sequence_output"], inputs["mask_positions"]
         )
+        if self.vocabulary_mask is not None:
+            outputs = self.vocabulary_mask(outputs)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.compile()
 

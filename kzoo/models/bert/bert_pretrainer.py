@@ -10,7 +10,7 @@ from kzoo.models.bert.bert_converter import HuggingFaceBertSource
 from kzoo.models.bert.bert_masked_lm import hugging_face_masked_lm_head_plan
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
 from kzoo.models.masked_lm import MaskedLM
-from kzoo.models.task import Task, _is_raw_text
+from kzoo.models.task import Task, _is_raw_text, tokenizer_vocabulary_mask
 from kzoo.presets.errors import PresetError
 
 
@@ -32,7 +32,9 @@ class BertPretrainer(Task):
     shared ``MaskedLMHead`` on ``sequence_output``, tied to the token
     embeddings) and ``nsp_logits`` (``[batch, 2]``, a dense layer on
     ``pooled_output``, Hugging Face's ``cls.seq_relationship``; class 0 is
-    "the second sentence follows the first", 1 "random").
+    "the second sentence follows the first", 1 "random"). Token ids the
+    tokenizer lacks are masked out of ``mlm_logits`` as in
+    ``kzoo.models.MaskedLM``.
 
     ``compile()`` defaults to Adam at 1e-4 and the paper's loss: the masked
     LM cross-entropy averaged over the real predictions plus the
@@ -84,6 +86,8 @@ class BertPretrainer(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.masked_lm_head = MaskedLM.make_masked_lm_head(backbone)
+        self.vocabulary_mask = tokenizer_vocabulary_mask(
+            backbone, preprocessor, type(self).__name__)
         self.next_sentence_head = keras.layers.Dense(
             2,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
@@ -95,10 +99,13 @@ class BertPretrainer(Task):
             shape=(None,), dtype="int32", name="mask_positions"
         )
         backbone_outputs = backbone({k: inputs[k] for k in backbone.input})
+        mlm_logits = self.masked_lm_head(
+            backbone_outputs["sequence_output"], inputs["mask_positions"]
+        )
+        if self.vocabulary_mask is not None:
+            mlm_logits = self.vocabulary_mask(mlm_logits)
         outputs = {
-            "mlm_logits": self.masked_lm_head(
-                backbone_outputs["sequence_output"], inputs["mask_positions"]
-            ),
+            "mlm_logits": mlm_logits,
             "nsp_logits": self.next_sentence_head(backbone_outputs["pooled_output"]),
         }
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)

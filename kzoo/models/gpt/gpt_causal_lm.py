@@ -19,7 +19,7 @@ class GPTCausalLM(CausalLM):
     >>> vocabulary, merges = kzoo.tokenizers.compute_byte_pair_merges(
     ...     ["a cat sat on a mat"] * 3, vocabulary_size=270)
     >>> backbone = kzoo.models.GPTBackbone(
-    ...     vocabulary_size=270, num_layers=1, num_heads=2, hidden_dim=8,
+    ...     vocabulary_size=len(vocabulary), num_layers=1, num_heads=2, hidden_dim=8,
     ...     intermediate_dim=16, max_sequence_length=16)
     >>> lm = kzoo.models.GPTCausalLM(backbone, kzoo.models.GPTCausalLMPreprocessor(
     ...     kzoo.models.GPTTokenizer(vocabulary, merges), sequence_length=8))

@@ -140,6 +140,51 @@ def test_default_loss_is_bert_s():
     assert np.isclose(float(to_numpy(model.optimizer.learning_rate)), 5e-5, rtol=1e-6)
 
 
+def test_ids_past_the_tokenizer_are_never_predicted():
+    from kzoo.models.bert.bert_pretrainer import BertPretrainer
+    from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
+
+    keras.utils.set_random_seed(0)
+    size = len(VOCABULARY)
+    backbone = BertBackbone(vocabulary_size=size + 9, num_layers=1, num_heads=2,
+                            hidden_dim=8, intermediate_dim=16, max_sequence_length=10)
+    with pytest.warns(UserWarning, match=f"ids {size} to {size + 8} have no text"):
+        model = BertMaskedLM(backbone, preprocessor=_preprocessor(seed=1))
+    # The extra ids' output bias makes them the most likely everywhere.
+    bias = np.zeros(size + 9, "float32")
+    bias[size:] = 100.0
+    model.masked_lm_head.output_bias.assign(bias)
+    x, y, w = model.preprocessor(TEXTS)
+    inputs = {k: x[k] for k in backbone.input}
+    unmasked = to_numpy(model.masked_lm_head(
+        backbone(inputs)["sequence_output"], x["mask_positions"]))
+    assert (unmasked.argmax(-1) >= size).all()
+    logits = to_numpy(model(x))
+    assert (logits[..., size:] == -1e9).all()
+    assert_allclose(logits[..., :size], unmasked[..., :size], atol=0)
+    assert (to_numpy(model.predict(TEXTS, verbose=0)).argmax(-1) < size).all()
+    # The loss is the cross-entropy over the tokenizer's ids only.
+    log_probs = logits[..., :size].astype("float64")
+    log_probs = log_probs - np.log(np.exp(log_probs).sum(-1, keepdims=True))
+    ce = -np.take_along_axis(log_probs, to_numpy(y)[..., None], -1)[..., 0]
+    expected = (ce * to_numpy(w)).sum() / to_numpy(w).sum()
+    assert_allclose(model.loss(y, model(x), w), expected, atol=1e-4)
+    # BertPretrainer's masked LM output follows the same rule.
+    pretrainer_preprocessor = BertPretrainerPreprocessor(_tokenizer(), sequence_length=10)
+    with pytest.warns(UserWarning, match="have no text"):
+        pretrainer = BertPretrainer(backbone, preprocessor=pretrainer_preprocessor)
+    pretrainer.masked_lm_head.output_bias.assign(bias)
+    assert (to_numpy(pretrainer(x)["mlm_logits"])[..., size:] == -1e9).all()
+
+
+def test_backbone_with_fewer_ids_than_the_tokenizer_is_refused():
+    backbone = BertBackbone(vocabulary_size=len(VOCABULARY) - 2, num_layers=1,
+                            num_heads=2, hidden_dim=8, intermediate_dim=16,
+                            max_sequence_length=10)
+    with pytest.raises(ValueError, match="would have no embedding"):
+        BertMaskedLM(backbone, preprocessor=_preprocessor())
+
+
 def test_keras_file_and_preset_round_trips(tmp_path):
     model = BertMaskedLM(_backbone(), preprocessor=_preprocessor(seed=2))
     x, _, _ = model.preprocessor(TEXTS)

@@ -131,3 +131,70 @@ def test_saving(tmp_path):
     restored = run_saving_test(lm, data, tmp_path, atol=1e-5)
     assert restored.generate("the cat", max_length=10) == lm.generate("the cat",
                                                                       max_length=10)
+
+
+def _padded_lm(extra=10):
+    """An LM whose backbone has ``extra`` ids past the tokenizer's vocabulary,
+    with weights set so that those ids are the most likely everywhere."""
+    keras.utils.set_random_seed(0)
+    tokenizer = kzoo.models.GPTTokenizer(VOCABULARY, MERGES)
+    backbone = kzoo.models.GPTBackbone(
+        vocabulary_size=len(VOCABULARY) + extra, num_layers=1, num_heads=2,
+        hidden_dim=16, intermediate_dim=32, max_sequence_length=CONTEXT, dropout=0.0)
+    with pytest.warns(UserWarning, match=f"ids {len(VOCABULARY)} to "
+                      f"{len(VOCABULARY) + extra - 1} have no text"):
+        lm = kzoo.models.GPTCausalLM(backbone, kzoo.models.GPTCausalLMPreprocessor(
+            tokenizer, sequence_length=12))
+    # The final layer norm outputs the constant vector 1 (gamma 0, beta 1):
+    # the logit of id i is the sum of its embedding row, 5 * 16 for the extra
+    # rows and about +-0.1 for the tokenizer's.
+    backbone.layer_norm.gamma.assign(np.zeros(16, "float32"))
+    backbone.layer_norm.beta.assign(np.ones(16, "float32"))
+    table = to_numpy(backbone.token_embedding.embeddings).copy()
+    table[len(VOCABULARY):] = 5.0
+    backbone.token_embedding.embeddings.assign(table)
+    return lm
+
+
+@pytest.mark.parametrize("sampler", [
+    "greedy", kzoo.samplers.RandomSampler(seed=1),
+    kzoo.samplers.RandomSampler(temperature=100.0, seed=2),
+    kzoo.samplers.TopKSampler(k=20, seed=3), kzoo.samplers.TopPSampler(p=1.0, seed=4),
+    kzoo.samplers.BeamSampler(num_beams=3)],
+    ids=["greedy", "random", "random_hot", "top_k", "top_p", "beam"])
+def test_ids_past_the_tokenizer_are_never_generated(sampler):
+    lm = _padded_lm()
+    size = len(VOCABULARY)
+    x = {"token_ids": np.array([[0, 5, 9, 3]]), "padding_mask": np.ones((1, 4), "int32")}
+    unmasked = to_numpy(lm.lm_head(lm.backbone(x)["sequence_output"]))
+    assert (unmasked.argmax(-1) >= size).all()  # without the mask they would win
+    logits = to_numpy(lm(x))
+    assert (logits[..., size:] == -1e9).all()
+    assert_allclose(logits[..., :size], unmasked[..., :size], atol=0)
+    prompts = [[0], [0, 5, 9], [3, 4]]
+    rows = lm.generate_token_ids(prompts, max_length=CONTEXT, sampler=sampler,
+                                 stop_token_ids=None)
+    assert [len(r) for r in rows] == [CONTEXT] * 3
+    assert max(max(r) for r in rows) < size, rows
+    assert all(isinstance(t, str) for t in lm.generate(["the cat", "a"],
+                                                        max_length=16, sampler=sampler))
+
+
+def test_backbone_with_fewer_ids_than_the_tokenizer_is_refused():
+    backbone = kzoo.models.GPTBackbone(
+        vocabulary_size=len(VOCABULARY) - 1, num_layers=1, num_heads=2, hidden_dim=8,
+        intermediate_dim=16, max_sequence_length=CONTEXT)
+    preprocessor = kzoo.models.GPTCausalLMPreprocessor(
+        kzoo.models.GPTTokenizer(VOCABULARY, MERGES), sequence_length=8)
+    with pytest.raises(ValueError, match=f"vocabulary_size={len(VOCABULARY)}"):
+        kzoo.models.GPTCausalLM(backbone, preprocessor)
+
+
+def test_the_mask_survives_saving(tmp_path):
+    lm = _padded_lm()
+    lm.save(tmp_path / "lm.keras")
+    restored = keras.models.load_model(tmp_path / "lm.keras")
+    x = {"token_ids": np.array([[0, 5, 9, 3]]), "padding_mask": np.ones((1, 4), "int32")}
+    logits = to_numpy(restored(x))
+    assert (logits[..., len(VOCABULARY):] == -1e9).all()
+    assert_allclose(logits, to_numpy(lm(x)), atol=1e-5)
