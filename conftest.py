@@ -50,6 +50,18 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _seeded():
+    """Every test and doctest starts from the same random state.
+
+    Weights drawn without an explicit seed (Keras initializers, dropout),
+    ``np.random``, ``random`` and TensorFlow's global seed (``tf.data``
+    shuffles) then give the same numbers in every run, whichever pytest-xdist
+    worker runs the test and whatever ran before it in that process.
+    """
+    keras.utils.set_random_seed(int(os.environ.get("KZOO_TEST_SEED", "0")))
+
+
+@pytest.fixture(autouse=True)
 def _doctest_namespace(doctest_namespace):
     import kzoo
 
