@@ -99,10 +99,11 @@ def tpu_strategy(tpu="local"):
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
-    except (ValueError, IndexError, RuntimeError, KeyError,
+    except (ValueError, IndexError, RuntimeError, KeyError, OSError,
             tf.errors.OpError) as error:
         text = f"{type(error).__name__}: {error}"
-        if isinstance(error, (IndexError, KeyError, tf.errors.OpError)) or any(
+        # OSError: a TPU name is looked up on the GCE metadata server.
+        if isinstance(error, (IndexError, KeyError, OSError, tf.errors.OpError)) or any(
             message in text for message in _NO_TPU_MESSAGES
         ):
             raise TPUNotFoundError(

@@ -76,7 +76,7 @@ def init_process_group(backend=None):
 
 
 def _to_numpy(tree):
-    return keras.tree.map_structure(lambda t: np.asarray(t), tree)
+    return keras.tree.map_structure(lambda t: np.array(t, copy=True), tree)
 
 
 def preprocess(task, x, y=None, sample_weight=None):

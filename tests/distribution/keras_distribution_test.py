@@ -65,7 +65,7 @@ def _expected_spec(backbone_cls, path):
 
 @pytest.mark.parametrize("make, data", [
     (tiny_models.bert_classifier, (tiny_models.TEXTS, tiny_models.LABELS)),
-    (tiny_models.gpt_causal_lm, (tiny_models.TEXTS,)),
+    (tiny_models.gpt_causal_lm, (tiny_models.LM_TEXTS,)),
     (tiny_models.elmo_language_model, (tiny_models.ELMO_TEXTS,)),
 ], ids=["bert", "gpt", "elmo"])
 def test_model_parallel_shards_and_trains_like_one_device(make, data):

@@ -12,6 +12,8 @@ BERT_VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "b
 TEXTS = ["a good film", "a great movie", "a bad film", "an awful plot",
          "the film is good", "the plot is bad", "good", "bad film"] * 3
 LABELS = np.array([1, 1, 0, 0, 1, 0, 1, 0] * 3)
+# Texts that fill the GPT window (8 tokens): every position is a real token.
+LM_TEXTS = [" ".join(TEXTS[i:i + 4]) for i in range(len(TEXTS))]
 ELMO_VOCABULARY = ["<UNK>", "<S>", "</S>", "the", "river", "bank", "money", "a"]
 ELMO_TEXTS = ["the river bank", "a bank", "the money bank river", "a river",
               "the bank", "money money", "a river bank", "the money"] * 2
