@@ -1,10 +1,13 @@
 """Base class of every kzoo task: backbone + head (+ preprocessor)."""
 
+import warnings
+
 import keras
 import numpy as np
 import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.vocabulary_mask import VocabularyMask
 
 
 def _is_raw_text(x):
@@ -37,6 +40,44 @@ def _check_not_empty(x, method):
                 f"`{method}` got an empty batch (no examples). Pass at least "
                 "one example, e.g. a list with one string."
             )
+
+
+def tokenizer_vocabulary_mask(backbone, preprocessor, task_name):
+    """The ``VocabularyMask`` a vocabulary head needs, or None.
+
+    A task that predicts token ids (a causal or masked LM) may only predict
+    ids its tokenizer can turn back into text. When the backbone's token
+    embedding has more rows than the tokenizer has tokens (a checkpoint
+    padded to a multiple of 64 or 128), the extra ids are masked out of the
+    logits, with a warning; fewer rows than tokens is an error, since some
+    token ids would have no embedding. Without a preprocessor (or its
+    tokenizer) there is nothing to check and no mask.
+    """
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    if tokenizer is None:
+        return None
+    if getattr(tokenizer, "vocabulary", None) is None:
+        # Loading a saved task: the tokenizer's vocabulary (an asset) comes
+        # after the model is built, so the mask reads its size when called.
+        # The sizes were checked when the task was first built.
+        return VocabularyMask(tokenizer, name="vocabulary_mask")
+    num_tokens = tokenizer.vocabulary_size()
+    num_ids = backbone.token_embedding.input_dim
+    if num_ids < num_tokens:
+        raise ValueError(
+            f"The tokenizer has {num_tokens} tokens but the backbone's token "
+            f"embedding only {num_ids} rows: token ids {num_ids} to "
+            f"{num_tokens - 1} would have no embedding. Build the backbone "
+            f"with vocabulary_size={num_tokens} (tokenizer.vocabulary_size()) "
+            "or more, or use the tokenizer the backbone was trained with.")
+    if num_ids == num_tokens:
+        return None
+    warnings.warn(
+        f"{task_name}: the backbone has {num_ids} token ids but the tokenizer "
+        f"only {num_tokens}; ids {num_tokens} to {num_ids - 1} have no text, so "
+        "their logits are masked out (never predicted or generated).",
+        stacklevel=3)
+    return VocabularyMask(num_tokens, name="vocabulary_mask")
 
 
 def _as_slices(x):
