@@ -8,6 +8,7 @@ Keras serialization. Model classes are also available at the top level
 __version__ = "0.1.0"
 
 from kzoo import (  # noqa: E402,F401
+    analysis,
     callbacks,
     datasets,
     distribution,

@@ -1,0 +1,32 @@
+"""Polysemy: word-in-context vectors per layer, WordNet pairs, scores, plots.
+
+``word_in_context(model)`` gives a word's vector inside a sentence at every
+layer of a ``WordVectors`` (one layer), an ELMo or a BERT model;
+``read_wordnet_examples`` and ``build_word_in_context_pairs`` make a
+same-sense / different-sense set from WordNet 3.0's usage examples;
+``evaluate_word_in_context`` scores each layer (ROC AUC, accuracy at a
+dev-tuned threshold); ``run_polysemy_evaluation`` does it all and plots.
+"""
+
+from kzoo.analysis.bert_word_in_context import BertWordInContext
+from kzoo.analysis.elmo_word_in_context import ElmoWordInContext
+from kzoo.analysis.evaluation import (
+    LayerScore,
+    best_threshold,
+    evaluate_word_in_context,
+    format_table,
+    pair_cosines,
+    roc_auc,
+    score_layers,
+)
+from kzoo.analysis.models import load_glove_6b_50d, load_word_in_context, word_in_context
+from kzoo.analysis.polysemy import run_polysemy_evaluation
+from kzoo.analysis.static_word_in_context import StaticWordInContext
+from kzoo.analysis.targets import find_all, find_word
+from kzoo.analysis.word_in_context import WordInContext, cosine
+from kzoo.analysis.word_in_context_pairs import (
+    WordInContextPair,
+    WordInContextPairs,
+    build_word_in_context_pairs,
+)
+from kzoo.analysis.wordnet import SenseExample, WordNetNotFoundError, read_wordnet_examples
