@@ -11,6 +11,9 @@ the same evaluation code (kzoo's WordVectors, equal to gensim's).
 
     KERAS_BACKEND=jax .venv/bin/python examples/train_word2vec.py
     KERAS_BACKEND=torch .venv/bin/python examples/train_word2vec.py --cbow --epochs 5
+
+``--save vectors.txt`` writes kzoo's vectors in word2vec's text format (e.g.
+for ``kzoo polysemy --evaluate --model vectors.txt``).
 """
 
 import argparse
@@ -114,6 +117,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--verbose", type=int, default=2)
     parser.add_argument("--only", choices=("kzoo", "gensim"))
+    parser.add_argument("--save", default=None,
+                        help="write kzoo's vectors here (word2vec text format)")
     args = parser.parse_args(argv)
 
     words = write_corpus(args.corpus)
@@ -128,6 +133,9 @@ def main(argv=None):
         wv, info = train_kzoo(args.corpus, args)
         rows.append((f"kzoo ({keras.config.backend()}, batch {args.batch_size})",
                      wv, info))
+        if args.save:
+            wv.save_word2vec_format(args.save)
+            print(f"saved kzoo's vectors to {args.save}")
     if args.only != "kzoo":
         wv, info = train_gensim(args.corpus, args)
         rows.append((f"gensim {__import__('gensim').__version__} "
