@@ -115,6 +115,7 @@ EVALUATION_MODELS = ("glove_6b_50d", "minilm_l6_en_uncased")
 def _polysemy(args):
     from kzoo.analysis import (
         WordNetNotFoundError,
+        display_name,
         load_word_in_context,
         run_polysemy_evaluation,
     )
@@ -140,7 +141,7 @@ def _polysemy(args):
                 index = index[0] if len(index) == 1 else tuple(index)
             values = wic.similarity(args.word, *args.sentences, index=index)
             for layer, value in zip(wic.layer_names, values):
-                print(f"{name}  {layer:<14} cosine {value:.3f}")
+                print(f"{display_name(name)}  {layer:<14} cosine {value:.3f}")
     except (ValueError, KeyError, WordNetNotFoundError) as exc:
         print(f"kzoo polysemy: error: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,13 @@ from kzoo.analysis.evaluation import (
     roc_auc,
     score_layers,
 )
-from kzoo.analysis.models import load_glove_6b_50d, load_word_in_context, word_in_context
+from kzoo.analysis.models import (
+    GLOVE,
+    display_name,
+    load_glove_6b_50d,
+    load_word_in_context,
+    word_in_context,
+)
 from kzoo.analysis.polysemy import run_polysemy_evaluation
 from kzoo.analysis.static_word_in_context import StaticWordInContext
 from kzoo.analysis.targets import find_all, find_word

@@ -114,5 +114,5 @@ def format_table(rows):
              "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r.model} | {r.layer} | {r.pairs} | {r.auc:.3f} | "
-                     f"{r.accuracy:.3f} | {r.threshold:.3f} | {r.dev_auc:.3f} |")
+                     f"{r.accuracy:.3f} | {r.threshold:.4f} | {r.dev_auc:.3f} |")
     return "\n".join(lines)

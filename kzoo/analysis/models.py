@@ -58,6 +58,16 @@ def load_glove_6b_50d():
     return WordVectors(vectors, words.column("index").to_pylist())
 
 
+def display_name(name):
+    """A short name for tables: a path's last part, a registered name as is.
+
+    Example:
+    >>> display_name("runs/elmo_small/"), display_name("minilm_l6_en_uncased")
+    ('elmo_small', 'minilm_l6_en_uncased')
+    """
+    return os.path.basename(os.path.normpath(name)) if os.sep in name else name
+
+
 def load_word_in_context(name, batch_size=32):
     """A ``WordInContext`` from a name or a path.
 

@@ -3,7 +3,7 @@
 import os
 
 from kzoo.analysis.evaluation import evaluate_word_in_context, format_table
-from kzoo.analysis.models import load_word_in_context
+from kzoo.analysis.models import display_name, load_word_in_context
 from kzoo.analysis.plots import plot_auc_per_layer, plot_word_senses
 from kzoo.analysis.static_word_in_context import StaticWordInContext
 from kzoo.analysis.word_in_context_pairs import build_word_in_context_pairs
@@ -60,7 +60,7 @@ def run_polysemy_evaluation(models, output, wordnet=None, max_pairs_per_lemma=2,
     rows, loaded = [], {}
     for model in models:
         name, wic = model if isinstance(model, tuple) else (
-            model, load_word_in_context(model))
+            display_name(model), load_word_in_context(model))
         print_fn(f"embedding the targets with {name} ({wic.num_layers} layers)")
         rows += evaluate_word_in_context(wic, pairs, name, verbose=verbose)
         loaded[name] = wic

@@ -7,16 +7,19 @@ from kzoo.analysis.targets import check_span, find_all, find_word
 
 
 def cosine(a, b):
-    """Cosine similarity along the last axis (0 where a vector is zero).
+    """Cosine similarity along the last axis (0 where a vector is zero, NaN
+    where one is NaN).
 
     Example:
-    >>> cosine(np.array([[1., 0.], [1., 1.]]), np.array([[2., 0.], [0., 3.]])).round(3).tolist()
-    [1.0, 0.707]
+    >>> cosine(np.array([[1., 0.], [1., 1.], [np.nan, 0.]]),
+    ...        np.array([[2., 0.], [0., 3.], [1., 0.]])).round(3).tolist()
+    [1.0, 0.707, nan]
     """
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     norms = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
     dots = np.sum(a * b, axis=-1)
-    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    out = np.where(np.isnan(norms), np.nan, 0.0)
+    return np.divide(dots, norms, out=out, where=norms > 0)
 
 
 class WordInContext:

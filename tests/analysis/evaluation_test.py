@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from kzoo.analysis.evaluation import best_threshold, format_table, roc_auc, score_layers
+from kzoo.analysis.evaluation import (
+    best_threshold,
+    format_table,
+    pair_cosines,
+    roc_auc,
+    score_layers,
+)
+from kzoo.analysis.static_word_in_context import StaticWordInContext
+from kzoo.analysis.word_in_context_pairs import WordInContextPair
+from kzoo.analysis.wordnet import SenseExample
+from kzoo.models.word2vec.word_vectors import WordVectors
 
 
 def _auc_by_counting(scores, labels):
@@ -56,4 +66,21 @@ def test_score_layers_tunes_on_dev_and_skips_missing_vectors():
     assert one.auc == pytest.approx(_auc_by_counting(test[:, 0], [1, 1, 0, 0]))
     assert two.pairs == 3 and two.auc == 0.5  # the NaN pair is left out
     table = format_table(rows)
-    assert "| m | one | 4 | 0.750 | 0.500 | 0.500 | 1.000 |" in table
+    assert "| m | one | 4 | 0.750 | 0.500 | 0.5000 | 1.000 |" in table
+
+
+def test_pair_cosines_by_hand_and_nan_for_unknown_words():
+    wv = WordVectors(np.array([[3.0, 4.0], [4.0, 3.0]]), ["bank", "banks"])
+
+    def ex(sentence, start, end):
+        return SenseExample("bank", "n", "n:1", "noun.group", sentence, start, end)
+
+    pairs = [WordInContextPair(ex("a bank", 2, 6), ex("the banks", 4, 9), 1),
+             WordInContextPair(ex("a bank", 2, 6), ex("a bank", 2, 6), 1),
+             WordInContextPair(ex("a loan", 2, 6), ex("the banks", 4, 9), 0)]
+    cosines = pair_cosines(StaticWordInContext(wv), pairs)
+    assert cosines.shape == (3, 1)
+    assert cosines[0, 0] == pytest.approx(24 / 25) and cosines[1, 0] == pytest.approx(1.0)
+    assert np.isnan(cosines[2, 0])  # "loan" has no vector: the pair is not scored
+    with pytest.raises(ValueError, match="No pairs were given"):
+        pair_cosines(StaticWordInContext(wv), [])
