@@ -16,6 +16,16 @@ os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Property tests: the same examples in every run ("ci", the default), no
+# deadline (the first TensorFlow call of a test traces), no example database.
+# HYPOTHESIS_PROFILE=explore searches new random examples, 10x as many.
+settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                          print_blob=True)
+settings.register_profile("explore", deadline=None, database=None, print_blob=True,
+                          max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Backends that cannot write a SavedModel directly (keras 3.15): torch needs
 # torch_xla, which has no build for torch 2.13.

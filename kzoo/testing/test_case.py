@@ -17,6 +17,9 @@ def to_numpy(x):
         value = x.numpy()
         return value.astype(object) if x.dtype == tf.string else value
     if isinstance(x, list):
+        if any(isinstance(v, (str, bytes)) for v in tf.nest.flatten(x)):
+            # Not numpy's fixed-width strings: they drop trailing NULs.
+            return np.asarray(x, dtype=object)
         try:
             return np.asarray(x)
         except ValueError:

@@ -89,6 +89,43 @@ def split_words_with_offsets(
     return words, word_starts, to_source
 
 
+def valid_utf8_with_source_offsets(text):
+    """Valid UTF-8 text, and a map of its byte offsets back to ``text``'s.
+
+    Bytes that are not valid UTF-8 become U+FFFD (3 bytes), so offsets into
+    the valid text are not offsets into ``text`` after such bytes.
+
+    Args:
+        text: 1-D ``tf.string`` tensor.
+
+    Returns:
+        ``(valid, to_source)``: ``valid`` the 1-D valid text;
+        ``to_source(rows, offsets)`` maps byte offsets at character
+        boundaries of ``valid`` (flat int64, one row index each) to byte
+        offsets into ``text`` (the end of a row maps to the end of its text).
+    """
+    codepoints, source_starts = tf.strings.unicode_decode_with_offsets(
+        text, "UTF-8", errors="replace", replacement_char=0xFFFD)
+    valid = tf.strings.unicode_encode(codepoints, "UTF-8")
+    values = tf.cast(codepoints.flat_values, tf.int64)
+    lengths = 1 + sum(tf.cast(values >= bound, tf.int64)
+                      for bound in (0x80, 0x800, 0x10000))
+    # Character starts in one coordinate over the batch (rows end to end).
+    starts = tf.cumsum(lengths, exclusive=True)
+    row_base = tf.gather(tf.concat([starts, [tf.reduce_sum(lengths)]], 0),
+                         codepoints.row_splits[:-1])
+    source = tf.concat([source_starts.flat_values, [0]], 0)
+    text_lengths = tf.cast(tf.strings.length(text), tf.int64)
+
+    def to_source(rows, offsets):
+        index = tf.searchsorted(starts, tf.gather(row_base, rows) + offsets,
+                                out_type=tf.int64)
+        at_end = index >= tf.gather(codepoints.row_splits, rows + 1)
+        return tf.where(at_end, tf.gather(text_lengths, rows), tf.gather(source, index))
+
+    return valid, to_source
+
+
 def _normalize_pattern(split_on_punctuation):
     if split_on_punctuation:
         return f"({PUNCTUATION_PATTERN}|{CJK_PATTERN})"
@@ -351,7 +388,7 @@ class WordPieceTokenizer(Tokenizer):
 
     def _tokenize_flat(self, text):
         """1-D strings to ragged ids and source byte offsets (int64)."""
-        text = to_valid_utf8(text)
+        text, valid_to_source = valid_utf8_with_source_offsets(text)
         segments, segment_starts, special_ids = self._split_special_tokens(text)
         flat = segments.flat_values
         is_special = special_ids >= 0
@@ -387,10 +424,11 @@ class WordPieceTokenizer(Tokenizer):
         segment_start = tf.gather(segment_starts.flat_values, pieces.value_rowids())
         values = pieces.flat_values
         pieces = segments.with_flat_values(pieces).merge_dims(1, 2)
+        rows = pieces.value_rowids()
         outputs = {
             "token_ids": values[:, 0],
-            "start_offsets": values[:, 1] + segment_start,
-            "end_offsets": values[:, 2] + segment_start,
+            "start_offsets": valid_to_source(rows, values[:, 1] + segment_start),
+            "end_offsets": valid_to_source(rows, values[:, 2] + segment_start),
         }
         return {k: pieces.with_flat_values(tf.cast(v, self.compute_dtype))
                 for k, v in outputs.items()}
