@@ -26,11 +26,11 @@ def plot_auc_per_layer(rows, path, title=None):
     plt = _pyplot()
     models = list(dict.fromkeys(r.model for r in rows))
     width = max(sum(r.model == m for r in rows) for m in models)
-    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
+    fig, ax = plt.subplots(figsize=(10, 4.8), dpi=120)
     ax.axhline(0.5, color="grey", lw=1, ls=":", label="chance (0.5)")
     for model in models:
         mine = [r for r in rows if r.model == model]
-        label = f"{model} ({mine[0].pairs} test pairs)"
+        label = f"{model} ({mine[0].pairs})"
         if len(mine) == 1:
             ax.plot([0, width - 1], [mine[0].auc] * 2, ls="--", lw=2, label=label)
         else:
@@ -40,7 +40,8 @@ def plot_auc_per_layer(rows, path, title=None):
     ax.set_ylabel("ROC AUC, same vs different sense")
     ax.set_title(title or "Word in context: is the cosine higher for the same sense?")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+              title="model (test pairs scored)", title_fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
