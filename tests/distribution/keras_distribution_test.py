@@ -125,3 +125,30 @@ def test_bad_meshes_batches_and_layouts_fail_before_any_step():
     typo = kzoo.distribution.layout_map(mesh, {r"feedforward_dense/kernel": (None, "model")})
     with pytest.raises(ValueError, match="feedforward_dense/kernel.*match no variable"):
         kzoo.distribution.model_parallel(model, shape=(2, 4), layout_map=typo)
+
+
+def test_word2vec_tables_split_by_rows_train_like_one_device():
+    rng = np.random.default_rng(0)
+    tables = rng.normal(size=(2, 12, 4)).astype("float32")
+    batch = {"center": rng.integers(0, 12, 8), "context": rng.integers(0, 12, 8),
+             "negatives": rng.integers(0, 12, (8, 3))}
+    labels = np.tile(np.array([1, 0, 0, 0], "float32"), (8, 1))
+
+    def train():
+        backbone = kzoo.Word2VecBackbone(vocabulary_size=12, hidden_dim=4)
+        backbone.set_weights(list(tables))
+        model = kzoo.Word2VecSkipGram(backbone)
+        model.compile(optimizer=keras.optimizers.SGD(0.5))
+        losses = [float(model.train_on_batch(batch, labels)) for _ in range(2)]
+        return model, losses
+
+    reference, one_device = train()
+    distribution = kzoo.distribution.model_parallel(
+        kzoo.Word2VecBackbone, shape=(2, 4), batch_size=8)
+    with distribution.scope():
+        model, sharded = train()
+        for variable in model.backbone.weights:
+            assert tuple(variable.value.sharding.spec) == ("model", None), variable.path
+    np.testing.assert_allclose(sharded, one_device, rtol=1e-6)
+    assert _max_difference(model.get_weights(), reference.get_weights()) <= 1e-6
+    assert _max_difference(reference.get_weights(), list(tables)) > 1e-3
