@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
+from kzoo.preprocessing.preprocessing_layer import to_tf
 
 
 def _is_raw_text(x):
@@ -26,6 +27,57 @@ def _is_raw_text(x):
     if isinstance(leaf, (list, tuple)) and leaf:
         return _is_raw_text(leaf[0])
     return False
+
+
+def _is_empty(x):
+    """True when ``x`` (or any of its members) holds no examples."""
+    if isinstance(x, dict):
+        x = tuple(x.values())
+    if isinstance(x, tuple):
+        return bool(x) and any(_is_empty(leaf) for leaf in x)
+    if isinstance(x, list):
+        return len(x) == 0
+    shape = getattr(x, "shape", None)  # numpy, TF or backend tensors
+    return shape is not None and len(shape) > 0 and shape[0] == 0
+
+
+def _has_text(x):
+    if isinstance(x, dict):
+        x = list(x.values())
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        x = x.tolist()
+    return isinstance(x, (list, tuple)) and any(
+        isinstance(v, (str, bytes)) for v in tf.nest.flatten(x))
+
+
+def _check_text_items(x, where="the text batch", strict=False):
+    """A TypeError naming the first item of a text batch that is not text.
+
+    A batch is text when it holds a str somewhere (with ``strict``, the
+    caller knows it is: a segment of a pair whose other segment is text).
+    """
+    if isinstance(x, (dict, tuple)):
+        strict = strict or _has_text(x)
+        items = x.items() if isinstance(x, dict) else enumerate(x)
+        for key, value in items:
+            _check_text_items(value, f"`{key}`" if isinstance(x, dict)
+                              else f"segment {key} of the text batch", strict)
+        return
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        x = x.tolist()
+    if not isinstance(x, list) or not (strict or _has_text(x)):
+        return
+    for i, item in enumerate(x):
+        if isinstance(item, (list, tuple)):  # a sentence given as words
+            bad = [w for w in item if not isinstance(w, (str, bytes))]
+            if bad:
+                raise TypeError(
+                    f"Item {i} of {where} holds {type(bad[0]).__name__} "
+                    f"{bad[0]!r}: every word must be a str.")
+        elif not isinstance(item, (str, bytes)):
+            raise TypeError(
+                f"Item {i} of {where} is {type(item).__name__} {item!r}, not a "
+                "str: every item must be a str (use \"\" for an empty text).")
 
 
 def _check_not_empty(x, method):
@@ -80,15 +132,26 @@ def tokenizer_vocabulary_mask(backbone, preprocessor, task_name):
     return VocabularyMask(num_tokens, name="vocabulary_mask")
 
 
+def _is_ragged(x):
+    """True for a Python list of sequences of different lengths."""
+    return (isinstance(x, list) and bool(x)
+            and all(isinstance(v, (list, tuple, np.ndarray)) for v in x)
+            and len({len(v) for v in x}) > 1)
+
+
 def _as_slices(x):
     if isinstance(x, dict):
         return {k: _as_slices(v) for k, v in x.items()}
     if isinstance(x, tuple):
         return tuple(_as_slices(v) for v in x)
     if isinstance(x, (list, np.ndarray)) and _is_raw_text(x):
+        if isinstance(x, list) and x and isinstance(x[0], (list, tuple)):
+            return to_tf([list(v) for v in x], "string")  # words: ragged
         return tf.constant(np.asarray(x, dtype=object).tolist(), dtype=tf.string)
     if isinstance(x, (tf.Tensor, tf.RaggedTensor)):
         return x
+    if _is_ragged(x):  # e.g. one label per word: ragged, which tf.data slices
+        return to_tf([list(v) for v in x])
     return np.asarray(x)
 
 
@@ -194,9 +257,47 @@ class Task(keras.Model):
             return _is_raw_text(x.element_spec)
         return _is_raw_text(x)
 
+    def _check_raw_text(self, x):
+        if getattr(self, "preprocessor", None) is not None:
+            _check_text_items(x)
+
+    def _empty_batch(self, x, y=None, sample_weight=None):
+        """The model's inputs (and targets) for an empty raw or tensor batch."""
+        def empty(value, dtype, rank=1):
+            if isinstance(value, tuple):
+                return tuple(empty(v, dtype, rank) for v in value)
+            if is_tensors(value):
+                return value
+            return tf.zeros([0] * rank, dtype)
+
+        def is_tensors(value):
+            leaves = tf.nest.flatten(value)
+            return bool(leaves) and all(
+                getattr(v, "dtype", None) is not None and not _is_raw_text(v)
+                for v in leaves)
+
+        if getattr(self, "preprocessor", None) is None or is_tensors(x):
+            return x, y, sample_weight
+        try:  # one label per example (most tasks) ...
+            rank = 1
+            data = self.preprocessor(*(
+                empty(v, d) for v, d in ((x, tf.string), (y, tf.int32),
+                                         (sample_weight, tf.float32)) if v is not None))
+        except ValueError:
+            if y is None:
+                raise
+            # ... or one label per word (token classification).
+            rank = 2
+        if rank == 2:
+            data = self.preprocessor(empty(x, tf.string), *(
+                empty(v, d, rank=2) for v, d in ((y, tf.int32), (sample_weight, tf.float32))
+                if v is not None))
+        return keras.utils.unpack_x_y_sample_weight(data)
+
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
         _check_not_empty(x, "fit")
+        self._check_raw_text(x)
         if self._needs_preprocessing(x):
             raw_dataset = isinstance(x, tf.data.Dataset)
             x = self._preprocess_dataset(
@@ -221,16 +322,35 @@ class Task(keras.Model):
                            validation_data=validation_data, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
-                 **kwargs):
-        _check_not_empty(x, "evaluate")
+                 return_dict=False, **kwargs):
+        """Keras' ``evaluate``, on raw data too. An empty batch gives the
+        usual structure (the loss and each metric) with NaN values: there is
+        no example to average over (Keras itself fails there)."""
+        self._check_raw_text(x)
+        if _is_empty(x):
+            x, y, sample_weight = self._empty_batch(x, y, sample_weight)
+            logs = self.test_on_batch(x, y, sample_weight, return_dict=True)
+            logs = {k: float("nan") for k in logs}
+            if return_dict:
+                return logs
+            values = [logs.pop("loss")] + list(logs.values())
+            return values[0] if len(values) == 1 else values
         if self._needs_preprocessing(x):
             x = self._preprocess_dataset(x, y, sample_weight, batch_size)
             y = sample_weight = batch_size = None
         return super().evaluate(x=x, y=y, batch_size=batch_size,
-                                sample_weight=sample_weight, **kwargs)
+                                sample_weight=sample_weight, return_dict=return_dict,
+                                **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
-        _check_not_empty(x, "predict")
+        """Keras' ``predict``, on raw data too. An empty batch gives outputs
+        with 0 rows and the usual other dimensions (Keras itself fails
+        there)."""
+        self._check_raw_text(x)
+        if _is_empty(x):
+            x, _, _ = self._empty_batch(x)
+            return keras.tree.map_structure(
+                keras.ops.convert_to_numpy, self(x, training=False))
         if self._needs_preprocessing(x):
             x = self._preprocess_dataset(x, batch_size=batch_size)
             batch_size = None

@@ -5,7 +5,6 @@ import numpy as np
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.task import Task
-from kzoo.preprocessing.preprocessing_layer import to_tf
 
 
 def word_predictions(logits, word_ids, num_words):
@@ -109,18 +108,6 @@ class TokenClassifier(Task):
                 keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
                         weighted_metrics=weighted_metrics, **kwargs)
-
-    def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                            shuffle=False):
-        # Sentences have different numbers of words: ragged tensors, which
-        # tf.data slices and batches (Python lists of lists would not).
-        if isinstance(x, (list, tuple)):
-            x = to_tf(list(x), "string")
-        if isinstance(y, (list, tuple)):
-            y = to_tf(list(y), "int32")
-        if isinstance(sample_weight, (list, tuple)):
-            sample_weight = to_tf(list(sample_weight), "float32")
-        return super()._preprocess_dataset(x, y, sample_weight, batch_size, shuffle)
 
     def predict_words(self, words, batch_size=32):
         """Predicted label ids, one per word.

@@ -46,13 +46,40 @@ def test_fit_on_a_tf_data_pipeline_of_raw_batches():
               validation_data=(TEXTS, LABELS))
 
 
-def test_empty_batches_get_a_clear_error():
+def test_empty_batches():
     model = toy_classifier()
-    for call in (lambda: model.predict([], verbose=0),
-                 lambda: model.evaluate([], [], verbose=0),
+    # predict and evaluate give an empty result of the usual structure ...
+    empty = model.predict([], verbose=0)
+    assert isinstance(empty, np.ndarray) and empty.shape == (0, 2)
+    assert empty.dtype == model.predict(TEXTS[:1], verbose=0).dtype
+    full = model.evaluate(TEXTS, LABELS, verbose=0, return_dict=True)
+    logs = model.evaluate([], [], verbose=0, return_dict=True)
+    assert set(logs) == set(full) and all(np.isnan(v) for v in logs.values())
+    values = model.evaluate([], [], verbose=0)
+    assert len(values) == len(full) and np.isnan(values).all()
+    # ... also without the preprocessor, on empty tensors.
+    x = {k: v[:0] for k, v in model.preprocessor(TEXTS).items()}
+    assert model.predict(x, verbose=0).shape == (0, 2)
+    # Training on nothing is an error.
+    for call in (lambda: model.fit([], [], verbose=0),
                  lambda: model.fit(([], []), [], verbose=0)):
         with pytest.raises(ValueError, match="empty batch"):
             call()
+
+
+def test_items_that_are_not_text_are_a_type_error_naming_the_index():
+    model = toy_classifier()
+    for bad, message in [
+            (["good", None], "Item 1 of the text batch is NoneType None"),
+            ([None, "good"], "Item 0 of the text batch is NoneType None"),
+            (np.array(["good", "bad", 3], dtype=object), "Item 2 .* is int 3"),
+            ((["good"], [None]), "Item 0 of segment 1 of the text batch"),
+            ([["good", "movie"], ["bad", 3.5]], "Item 1 .* holds float 3.5")]:
+        for call in (lambda: model.predict(bad, verbose=0),
+                     lambda: model.evaluate(bad, [0] * len(bad), verbose=0),
+                     lambda: model.fit(bad, [0] * len(bad), verbose=0)):
+            with pytest.raises(TypeError, match=message):
+                call()
 
 
 def test_task_keras_file_round_trip(tmp_path):

@@ -192,3 +192,17 @@ def test_serving_hooks():
     assert tuple(outputs["predictions"].shape) == (1, LENGTH)
     assert_allclose(to_numpy(outputs["probabilities"]).sum(-1), np.ones((1, LENGTH)),
                     atol=1e-5)
+
+
+def test_ragged_label_lists_and_empty_batches_through_the_common_path():
+    model = tiny_model()
+    x, y, w = model.preprocessor(SENTENCES, LABELS)
+    expected = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+    # Python lists of words and of labels, of different lengths per sentence.
+    got = model.evaluate(SENTENCES, LABELS, verbose=0, return_dict=True)
+    assert_allclose(got["loss"], expected["loss"], atol=1e-6)
+    model.fit(SENTENCES, LABELS, batch_size=2, epochs=1, verbose=0)
+    assert model.predict([], verbose=0).shape == (0, LENGTH, 3)
+    logs = model.evaluate([], [], verbose=0, return_dict=True)
+    assert set(logs) == {"loss", "accuracy"}
+    assert all(np.isnan(v) for v in logs.values())
