@@ -49,6 +49,13 @@ def _python_to_tf(x, dtype):
     if isinstance(x, (list, tuple)):
         if len(x) == 0:
             return tf.constant([], dtype=dtype or tf.string)
+        if any(isinstance(v, (str, bytes)) for v in x):
+            for i, v in enumerate(x):
+                if not isinstance(v, (str, bytes)):
+                    raise TypeError(
+                        f"Item {i} of the text batch is {type(v).__name__} {v!r}, "
+                        "not a str: every item must be a str (use \"\" for an "
+                        "empty text).")
         if isinstance(x, tuple) or any(
             not isinstance(v, (str, bytes, int, float, list, tuple)) for v in x
         ):

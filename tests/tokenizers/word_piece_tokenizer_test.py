@@ -198,5 +198,9 @@ def test_errors():
         tokenizer.tokenize(tf.constant([1, 2]))
     with pytest.raises(ValueError, match="1-D batch"):
         tokenizer(tf.constant([["a"]]))
+    with pytest.raises(TypeError, match="Item 2 of the text batch is NoneType None"):
+        tokenizer(["a", "b", None])
+    with pytest.raises(TypeError, match="Item 0 of the text batch is int 7"):
+        tokenizer([7, "b"])
     with pytest.raises(tf.errors.InvalidArgumentError, match="vocabulary size"):
         tokenizer.detokenize([[len(VOCABULARY)]])
