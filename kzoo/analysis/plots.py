@@ -68,11 +68,12 @@ def pca_2d(vectors):
     return project(vectors), project
 
 
-def plot_word_senses(vectors, senses, path, word, layer, max_senses=5):
+def plot_word_senses(vectors, senses, path, word, layer, max_senses=8):
     """A 2-D PCA of one word's vectors in many sentences, coloured by sense.
 
     The mean of all the vectors is marked with a star: the one point a
-    static model (word2vec, GloVe) gives the word in every sentence.
+    static model (word2vec, GloVe) gives the word in every sentence. Verb
+    senses (``verb.*``) are triangles, the others circles ("other": squares).
 
     Args:
         vectors: float ``[num_uses, dim]``, the word's vectors at one layer.
@@ -90,7 +91,9 @@ def plot_word_senses(vectors, senses, path, word, layer, max_senses=5):
     groups = kept + (["other"] if len(kept) < len(counts) else [])
     for sense in groups:
         mask = np.array([(s if s in kept else "other") == sense for s in senses])
-        ax.scatter(points[mask, 0], points[mask, 1], s=36, alpha=0.8,
+        ax.scatter(points[mask, 0], points[mask, 1], s=40, alpha=0.85,
+                   marker="s" if sense == "other" else "^" if sense.startswith("verb.")
+                   else "o",
                    color="lightgrey" if sense == "other" else None,
                    label=f"{sense} ({int(mask.sum())})")
     star = project(np.mean(vectors, axis=0)[None])[0]
