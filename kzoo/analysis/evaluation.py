@@ -58,9 +58,9 @@ class LayerScore:
 
 
 def pair_cosines(wic, pairs, verbose=False):
-    """``[len(pairs), num_layers]`` cosines of each pair's two targets
-    (NaN where the model has no vector for a word). Each distinct target is
-    embedded once."""
+    """``[len(pairs), num_layers]`` cosines of each pair's two targets,
+    rounded to 6 decimals (NaN where the model has no vector for a word).
+    Each distinct target is embedded once."""
     from kzoo.analysis.word_in_context import cosine
 
     targets = {}
@@ -75,7 +75,11 @@ def pair_cosines(wic, pairs, verbose=False):
     first = [targets[(p.first.sentence, p.first.start, p.first.end)] for p in pairs]
     second = [targets[(p.second.sentence, p.second.start, p.second.end)] for p in pairs]
     with np.errstate(invalid="ignore"):
-        return cosine(vectors[first], vectors[second])
+        cosines = cosine(vectors[first], vectors[second])
+    # The vectors are float32: below 1e-6 a difference is rounding (a word's
+    # one static vector gives 1 +- 2e-16 by word), which would break the ties
+    # that make a context-free layer score 0.5.
+    return np.round(cosines, 6)
 
 
 def score_layers(model, layer_names, dev_cosines, dev_labels, test_cosines, test_labels):

@@ -84,3 +84,17 @@ def test_pair_cosines_by_hand_and_nan_for_unknown_words():
     assert np.isnan(cosines[2, 0])  # "loan" has no vector: the pair is not scored
     with pytest.raises(ValueError, match="No pairs were given"):
         pair_cosines(StaticWordInContext(wv), [])
+
+
+def test_one_static_vector_per_word_ties_exactly():
+    # Unrounded, these cosines of a vector with itself are 1 +- 2e-16 by word.
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(50)]
+    wv = WordVectors(rng.normal(size=(50, 7)).astype("float32"), words)
+    pairs = [WordInContextPair(
+        SenseExample(w, "n", "n:1", "noun.act", f"{w} here", 0, len(w)),
+        SenseExample(w, "n", "n:2", "noun.act", f"there {w}", 6, 6 + len(w)), i % 2)
+        for i, w in enumerate(words)]
+    cosines = pair_cosines(StaticWordInContext(wv), pairs)
+    assert set(cosines[:, 0].tolist()) == {1.0}
+    assert roc_auc(cosines[:, 0], [p.label for p in pairs]) == 0.5
