@@ -20,7 +20,7 @@ Run (any backend; WordNet from ``apt-get install -y wordnet-base``):
 
 import argparse
 
-from kzoo.analysis import GLOVE, load_word_in_context, run_polysemy_evaluation
+from kzoo.analysis import GLOVE, display_name, load_word_in_context, run_polysemy_evaluation
 
 QUERY = "We went to see the new play at the theatre last night."
 CANDIDATES = [
@@ -72,8 +72,8 @@ def main():
     glove = load_word_in_context(GLOVE)
     static = [(GLOVE, glove)]
     if args.word2vec:
-        static.append((args.word2vec, load_word_in_context(args.word2vec)))
-    contextual = [(name, load_word_in_context(name))
+        static.append((display_name(args.word2vec), load_word_in_context(args.word2vec)))
+    contextual = [(display_name(name), load_word_in_context(name))
                   for name in (args.elmo, args.bert) if name]
     show_play(contextual, glove)
     show_bank(static + contextual)
