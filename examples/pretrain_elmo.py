@@ -34,19 +34,16 @@ import re
 import time
 
 import keras
-import numpy as np
 
 import kzoo
+from kzoo.analysis import ElmoWordInContext
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
 from kzoo.models.elmo.elmo_language_model import ElmoLanguageModel
 from kzoo.models.elmo.elmo_language_model_preprocessor import ElmoLanguageModelPreprocessor
 from kzoo.tokenizers import WordTokenizer, compute_word_vocabulary
 
-BANK = (
-    ["They", "walked", "along", "the", "bank", "of", "the", "river", "."],
-    ["She", "borrowed", "money", "from", "the", "bank", "to", "buy", "a", "house", "."],
-)
+BANK = ("They walked along the bank of the river .",
+        "She borrowed money from the bank to buy a house .")
 
 
 def sentences_of(articles, max_words):
@@ -61,19 +58,10 @@ def sentences_of(articles, max_words):
     return out
 
 
-def bank_similarities(backbone):
-    """Cosine of the two "bank" vectors, one value per layer."""
-    embedder = ElmoEmbedder(backbone)
-    river, money = embedder.embed_batch(list(BANK))
-    a, b = river[:, BANK[0].index("bank")], money[:, BANK[1].index("bank")]
-    return [float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y) + 1e-12))
-            for x, y in zip(a, b)]
-
-
 def report_bank(backbone):
-    names = ["token layer"] + [f"LSTM layer {i + 1}" for i in range(backbone.num_layers)]
+    wic = ElmoWordInContext(backbone)
     print('cosine similarity of "bank" (river sentence vs money sentence):')
-    for name, value in zip(names, bank_similarities(backbone)):
+    for name, value in zip(wic.layer_names, wic.similarity("bank", *BANK)):
         print(f"  {name:<13} {value:.3f}")
 
 
