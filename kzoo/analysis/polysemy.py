@@ -61,7 +61,8 @@ def run_polysemy_evaluation(models, output, wordnet=None, max_pairs_per_lemma=2,
     for model in models:
         name, wic = model if isinstance(model, tuple) else (
             display_name(model), load_word_in_context(model))
-        print_fn(f"embedding the targets with {name} ({wic.num_layers} layers)")
+        layers = "1 layer" if wic.num_layers == 1 else f"{wic.num_layers} layers"
+        print_fn(f"embedding the targets with {name} ({layers})")
         rows += evaluate_word_in_context(wic, pairs, name, verbose=verbose)
         loaded[name] = wic
     print_fn(format_table(rows))
