@@ -44,6 +44,16 @@ import kzoo
 from kzoo.datasets import pang_lee_polarity
 
 
+def is_main_process():
+    """Process 0 of a torchrun or multi-host JAX run (or the only process)."""
+    return os.environ.get("RANK", os.environ.get("KERAS_DISTRIBUTION_PROCESS_ID", "0")) == "0"
+
+
+def say(*args):
+    if is_main_process():
+        print(*args, flush=True)
+
+
 def load_data(seed, held_out=40, smoke=False):
     texts, labels = pang_lee_polarity()
     order = np.random.default_rng(seed).permutation(len(texts))
@@ -84,7 +94,7 @@ def keras_distribution(args):
     else:
         distribution = kzoo.distribution.data_parallel(batch_size=args.batch_size)
     mesh = distribution.device_mesh
-    print(f"{len(found)} devices ({found[0]} ...); mesh "
+    say(f"{len(found)} devices ({found[0]} ...); mesh "
           f"{dict(zip(mesh.axis_names, mesh.shape))}")
     return distribution
 
@@ -94,7 +104,7 @@ def show_placement(model):
     for variable in model.backbone.transformer_layers[0].weights:
         if variable.path.endswith("kernel"):
             sharding = variable.value.sharding
-            print(f"  {variable.path:<58} {str(tuple(variable.shape)):<14} "
+            say(f"  {variable.path:<58} {str(tuple(variable.shape)):<14} "
                   f"{sharding.spec} on {len(sharding.device_set)} devices")
 
 
@@ -103,18 +113,18 @@ def tf_strategy(args):
         strategy = kzoo.distribution.tpu_strategy(args.tpu)
     else:
         strategy = kzoo.distribution.mirrored_strategy(logical_cpus=args.logical_cpus)
-    print(f"{type(strategy).__name__} over {strategy.num_replicas_in_sync} replicas: "
+    say(f"{type(strategy).__name__} over {strategy.num_replicas_in_sync} replicas: "
           f"{list(strategy.extended.worker_devices)}")
     return strategy
 
 
 def run_torch(args, train, test):
     if "RANK" not in os.environ:
-        print("PyTorch without torchrun: one process. Launch with "
+        say("PyTorch without torchrun: one process. Launch with "
               "`torchrun --nproc_per_node=N` for DistributedDataParallel.")
     else:
         rank, world_size, device = kzoo.distribution.torch_ddp.init_process_group()
-        print(f"rank {rank} of {world_size} on {device}")
+        say(f"DistributedDataParallel over {world_size} processes (rank 0 on {device})")
     model = build(args)
     kzoo.distribution.torch_ddp.fit(
         model, *train, batch_size=args.batch_size, epochs=args.epochs,
@@ -146,9 +156,9 @@ def main():
         args.epochs, args.sequence_length, args.batch_size = 1, 16, 16
     start = time.time()
     backend = keras.config.backend()
-    print(f"kzoo distributed fine-tuning on the {backend} backend")
+    say(f"kzoo distributed fine-tuning on the {backend} backend")
     train, test = load_data(args.seed, smoke=args.smoke)
-    print(f"data: Pang & Lee sentences: {len(train[0])} to train on, "
+    say(f"data: Pang & Lee sentences: {len(train[0])} to train on, "
           f"{len(test[0])} held out; global batch {args.batch_size}")
 
     if backend == "torch":
@@ -170,7 +180,7 @@ def main():
             all_devices = first_step_loss(model, *train, args.batch_size)
             if backend == "jax":
                 show_placement(model)
-            print(f"first step loss: one device {one_device:.7f} | all devices "
+            say(f"first step loss: one device {one_device:.7f} | all devices "
                   f"{all_devices:.7f} | difference {abs(one_device - all_devices):.1e}"
                   + (" (dropout draws differ per replica under tf.distribute)"
                      if backend == "tensorflow" else ""))
@@ -179,8 +189,8 @@ def main():
     with scope() if backend != "torch" else contextlib.nullcontext():
         accuracy = model.evaluate(*test, batch_size=8, verbose=0,
                                   return_dict=True)["accuracy"]
-    print(f"held-out accuracy: {accuracy:.3f} ({len(test[0])} sentences)")
-    print(f"done in {time.time() - start:.0f} s")
+    say(f"held-out accuracy: {accuracy:.3f} ({len(test[0])} sentences)")
+    say(f"done in {time.time() - start:.0f} s")
 
 
 if __name__ == "__main__":
