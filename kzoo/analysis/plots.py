@@ -39,9 +39,14 @@ def plot_auc_per_layer(rows, path, title=None):
     ax.set_xlabel("layer (0 = context-free embeddings / token layer)")
     ax.set_ylabel("ROC AUC, same vs different sense")
     ax.set_title(title or "Word in context: is the cosine higher for the same sense?")
+    return _save(plt, fig, ax, path, "model (test pairs scored)")
+
+
+def _save(plt, fig, ax, path, legend_title):
+    """Grid, the legend outside the axes on the right, then the PNG."""
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-              title="model (test pairs scored)", title_fontsize=8)
+              title=legend_title, title_fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -103,10 +108,4 @@ def plot_word_senses(vectors, senses, path, word, layer, max_senses=8):
     ax.set_ylabel("principal component 2")
     ax.set_title(f'"{word}" in {len(senses)} WordNet examples: {layer}, '
                  "coloured by supersense")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-              title="WordNet supersense (uses)", title_fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, ax, path, "WordNet supersense (uses)")

@@ -63,14 +63,8 @@ def mirrored_strategy(devices=None, logical_cpus=None):
     return tf.distribute.MirroredStrategy(devices=devices)
 
 
-_NO_TPU_MESSAGES = (
-    "Please provide a TPU Name",
-    "TPUs not found in the cluster",
-    "Could not find any TPU",
-    "Failed to connect",
-    "No matching devices",
-    "tpu_system_metadata",
-)
+# What TensorFlow 2.21 says without a TPU (besides IndexError / OpError).
+_NO_TPU_MESSAGES = ("Please provide a TPU Name", "TPUs not found in the cluster")
 
 
 def tpu_strategy(tpu="local"):
