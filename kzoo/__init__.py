@@ -5,7 +5,7 @@ Keras serialization. Model classes are also available at the top level
 (``kzoo.BertClassifier``).
 """
 
-__version__ = "0.1.0"
+from kzoo.version import __version__  # noqa: F401
 
 from kzoo import (  # noqa: E402,F401
     analysis,

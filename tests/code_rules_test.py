@@ -44,3 +44,44 @@ def test_one_class_per_public_module_file_name():
             if path.stem != snake and path.stem not in ("backbone", "task", "preprocessor"):
                 offenders.append(f"{path.relative_to(ROOT)}: {cls}")
     assert not offenders, offenders
+
+
+KZOO_IMPORT = re.compile(r"^\s*(?:from|import)\s+(kzoo(?:\.\w+)*)", re.M)
+FAMILIES = ("bert", "elmo", "gpt", "word2vec")
+
+
+def _kzoo_imports(path):
+    return KZOO_IMPORT.findall(path.read_text())
+
+
+def test_import_walls():
+    # presets/ is below every model: it imports only itself (and kzoo.version),
+    # so no import circle runs through it; layers and preprocessing know no
+    # family; families never import each other.
+    offenders = []
+    for path in sorted((ROOT / "kzoo").glob("**/*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for module in _kzoo_imports(path):
+            if rel.startswith("kzoo/presets/"):
+                bad = module not in ("kzoo.presets", "kzoo.version") and not (
+                    module.startswith("kzoo.presets."))
+            elif rel.startswith(("kzoo/layers/", "kzoo/preprocessing/", "kzoo/tokenizers/")):
+                bad = module.startswith("kzoo.models")
+            elif rel.startswith("kzoo/models/") and rel.count("/") == 3:
+                family = rel.split("/")[2]
+                bad = any(module.startswith(f"kzoo.models.{other}")
+                          for other in FAMILIES if other != family)
+            else:
+                bad = False
+            if bad:
+                offenders.append(f"{rel} imports {module}")
+    assert not offenders, offenders
+
+
+def test_converters_are_registered_by_family_packages():
+    # One seam: a family's foreign formats live in its <family>_converter.py and
+    # are registered in its __init__.py, not as a side effect of other imports.
+    for path in sorted((ROOT / "kzoo" / "models").glob("*/*_converter.py")):
+        init = (path.parent / "__init__.py").read_text()
+        assert "register_converter(" in init, f"{path.parent.name}/__init__.py"
+        assert "@register_converter" not in path.read_text(), path.name

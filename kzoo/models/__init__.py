@@ -14,6 +14,7 @@ from kzoo.models.question_answerer_preprocessor import (  # noqa: F401
 from kzoo.models.task import Task  # noqa: F401
 from kzoo.models.text_classifier import TextClassifier  # noqa: F401
 from kzoo.models.text_classifier_preprocessor import TextClassifierPreprocessor  # noqa: F401
+from kzoo.models.text_embedder import TextEmbedder  # noqa: F401
 from kzoo.models.token_classifier import TokenClassifier  # noqa: F401
 from kzoo.models.token_classifier_preprocessor import TokenClassifierPreprocessor  # noqa: F401
 
@@ -38,6 +39,7 @@ from kzoo.models.bert.bert_token_classifier import BertTokenClassifier  # noqa: 
 from kzoo.models.bert.bert_token_classifier_preprocessor import (  # noqa: F401
     BertTokenClassifierPreprocessor,
 )
+from kzoo.models.bert.bert_text_embedder import BertTextEmbedder  # noqa: F401
 from kzoo.models.bert.bert_tokenizer import BertTokenizer  # noqa: F401
 
 # word2vec.
@@ -53,6 +55,7 @@ from kzoo.models.word2vec.word_vectors import WordVectors  # noqa: F401
 # GPT.
 from kzoo.models.causal_lm import CausalLM  # noqa: F401,E402
 from kzoo.models.causal_lm_preprocessor import CausalLMPreprocessor  # noqa: F401,E402
+from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer  # noqa: F401,E402
 from kzoo.models.gpt.gpt_backbone import GPTBackbone  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM  # noqa: F401,E402
 from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor  # noqa: F401,E402,E501

@@ -4,6 +4,7 @@ import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.distribution import layout
+from kzoo.presets import preset_loader, preset_saver
 
 
 def check_positive_ints(owner, **values):
@@ -81,8 +82,6 @@ class Backbone(keras.Model):
             **config_overrides: constructor arguments that replace the
                 preset's (e.g. ``dropout=0.0``).
         """
-        from kzoo.presets import preset_loader
-
         return preset_loader.load_backbone(
             preset, cls=cls, load_weights=load_weights, **config_overrides
         )
@@ -135,6 +134,4 @@ class Backbone(keras.Model):
         """Writes ``config.json``, ``model.weights.h5`` and ``metadata.json``
         to ``preset_dir`` atomically (a temporary folder renamed into place).
         """
-        from kzoo.presets import preset_saver
-
         preset_saver.save_preset(preset_dir, backbone=self)

@@ -1,6 +1,7 @@
 """A masked language model head on any encoder backbone."""
 
 import keras
+import numpy as np
 
 from kzoo.api_export import kzoo_export
 from kzoo.layers.masked_lm_head import MaskedLMHead
@@ -34,9 +35,8 @@ class MaskedLM(Task):
     and a ``sequence_output``; the head uses the backbone's ``activation`` and
     ``layer_norm_epsilon`` when it has them.
 
-    ``from_preset`` gives the task a chance to load a pretrained head from
-    the preset's source (``load_pretrained_head``): a family subclass reads
-    its converter's head tensors there.
+    ``from_preset`` on a converted checkpoint loads its pretrained head
+    when it has one (the family converter's ``load_pretrained_head``).
 
     Args:
         backbone: the family backbone.
@@ -97,32 +97,68 @@ class MaskedLM(Task):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
                         weighted_metrics=weighted_metrics, **kwargs)
 
-    def serving_input_names(self):
-        return ("text",)
+    def fill_mask(self, x, top_k=5, batch_size=32):
+        """The likeliest tokens at each mask token written in the text.
 
-    def serving_outputs(self, outputs):
-        return {"logits": outputs}
+        Hugging Face's fill-mask pipeline, on a batch: special tokens in the
+        text are read as such, so ``"paris is the [MASK] of france ."``
+        predicts one token.
 
-    def load_pretrained_head(self, source):
-        """Loads head weights that ``source`` (a ``PresetSource``) holds.
-
-        ``from_preset`` calls it after building the task from a preset
-        without a saved kzoo head. The generic task knows no foreign format
-        and keeps its fresh head; family subclasses override it.
+        Args:
+            x: a list of strings (or a tuple of lists: sentence pairs).
+            top_k: int. How many tokens per mask, likeliest first.
+            batch_size: int. Texts per forward pass.
 
         Returns:
-            True when weights were loaded.
+            One list per text, with one list per mask (in text order) of
+            ``top_k`` dicts ``{"token", "token_id", "score"}`` (``score``
+            the softmax probability).
         """
-        return False
+        if self.preprocessor is None:
+            raise ValueError("fill_mask() needs the task's preprocessor.")
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
+        segments = x if isinstance(x, tuple) else (x,)
+        self._check_raw_text(segments[0])
+        vocabulary = self.preprocessor.tokenizer.get_vocabulary()
+        results = []
+        for start in range(0, len(segments[0]), batch_size):
+            batch = tuple(list(s[start:start + batch_size]) for s in segments)
+            inputs, weights = self.preprocessor.fill_mask_inputs(
+                batch if len(batch) > 1 else batch[0])
+            logits = keras.ops.convert_to_numpy(self.predict_on_batch(inputs))
+            weights = keras.ops.convert_to_numpy(weights)
+            probabilities = _softmax(logits)
+            for row, row_weights in zip(probabilities, weights):
+                masks = []
+                for scores in row[row_weights > 0]:
+                    best = np.argsort(-scores, kind="stable")[:top_k]
+                    masks.append([{"token": vocabulary[i], "token_id": int(i),
+                                   "score": float(scores[i])} for i in best])
+                results.append(masks)
+        return results
 
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
-        """Builds the task from a preset (see ``Task.from_preset``); with
-        ``load_weights``, a pretrained head in a converted checkpoint (e.g.
-        ``cls.predictions`` of a Hugging Face BERT) is loaded too."""
-        from kzoo.presets import preset_loader
+    def serving_endpoints(self, sequence_length=None):
+        """``serving_default``: ``text`` (strings with the mask token written
+        in them) → ``logits`` ``[batch, width, vocabulary]`` at each mask,
+        ``mask_positions`` and ``mask_weights`` ``[batch, width]`` (1.0 at a
+        real mask), ``predicted_ids`` and ``predicted_tokens`` (the argmax).
+        ``width`` is the preprocessor's ``mask_selection_length``."""
+        preprocessor = self.preprocessor
 
-        task = super().from_preset(preset, load_weights=load_weights, **kwargs)
-        if load_weights:
-            task.load_pretrained_head(preset_loader.get_source(preset))
-        return task
+        def serve(text):
+            x, weights = preprocessor.fill_mask_inputs(text)
+            logits = self(x, training=False)
+            predicted = keras.ops.argmax(logits, axis=-1)
+            return {"logits": logits, "mask_positions": x["mask_positions"],
+                    "mask_weights": weights, "predicted_ids": predicted,
+                    "predicted_tokens": preprocessor.fill_mask_tokens(predicted)}
+
+        signature = [keras.InputSpec(shape=(None,), dtype="string", name="text")]
+        return {"serving_default": (serve, signature)}
+
+
+def _softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / exp.sum(axis=-1, keepdims=True)

@@ -6,6 +6,7 @@ import tensorflow as tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer, to_tf
+from kzoo.presets import preset_loader, preset_saver
 
 
 @kzoo_export("kzoo.models.Preprocessor")
@@ -91,12 +92,8 @@ class Preprocessor(PreprocessingLayer):
             preset: a preset name, folder or converter-readable checkpoint.
             **kwargs: constructor arguments to override (``sequence_length``).
         """
-        from kzoo.presets import preset_loader
-
         return preset_loader.load_preprocessor(preset, cls=cls, **kwargs)
 
     def save_to_preset(self, preset_dir):
         """Writes ``tokenizer.json`` (+ assets) and ``preprocessor.json``."""
-        from kzoo.presets import preset_saver
-
         preset_saver.save_preset(preset_dir, preprocessor=self)

@@ -9,6 +9,7 @@ import tensorflow as tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
 from kzoo.preprocessing.preprocessing_layer import to_tf
+from kzoo.presets import preset_loader, preset_saver
 
 
 def _is_raw_text(x):
@@ -380,8 +381,6 @@ class Task(keras.Model):
             **kwargs: task constructor arguments (``num_classes=2``), and
                 ``sequence_length`` for the preprocessor.
         """
-        from kzoo.presets import preset_loader
-
         return preset_loader.load_task(
             preset, cls=cls, load_weights=load_weights, **kwargs
         )
@@ -389,8 +388,6 @@ class Task(keras.Model):
     def save_to_preset(self, preset_dir):
         """Writes the backbone, preprocessor and the task head (``task.json``
         and ``task.weights.h5``) to ``preset_dir`` atomically."""
-        from kzoo.presets import preset_saver
-
         preset_saver.save_preset(
             preset_dir,
             backbone=self.backbone,

@@ -3,8 +3,11 @@
 import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
-from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer
-from kzoo.preprocessing.preprocessing_layer import check_type
+from kzoo.preprocessing.preprocessing_layer import (
+    PreprocessingLayer,
+    check_type,
+    to_valid_utf8,
+)
 
 # Character ids 0-255 are UTF-8 bytes; these are ELMo's special characters.
 BEGIN_OF_SENTENCE = 256
@@ -126,8 +129,6 @@ class CharacterIds(PreprocessingLayer):
         return ids + 1
 
     def call(self, inputs):
-        from kzoo.preprocessing.preprocessing_layer import to_valid_utf8
-
         if inputs.dtype != tf.string:
             raise TypeError(
                 f"`inputs` must be strings (sentences or split tokens), got "

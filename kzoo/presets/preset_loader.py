@@ -10,7 +10,7 @@ import keras
 
 from kzoo.presets import preset_registry, remote
 from kzoo.presets.errors import PresetError
-from kzoo.presets.preset_source import check_class, source_for_folder
+from kzoo.presets.preset_source import check_class, source_for_file, source_for_folder
 
 
 def get_source(preset):
@@ -32,10 +32,7 @@ def get_source(preset):
     if path.is_dir():
         return source_for_folder(path)
     if path.exists():
-        raise PresetError(
-            f"{preset} is a file; a preset is a folder (kzoo preset, Hugging "
-            "Face checkpoint folder, ...)."
-        )
+        return source_for_file(path)
     known = ", ".join(sorted(registered)) or "none"
     raise PresetError(
         f"Unknown preset {preset!r}: it is neither a registered name nor an "
@@ -102,10 +99,12 @@ def _split_kwargs(cls, kwargs):
     pre_params = inspect.signature(pre_cls.__init__).parameters if pre_cls else {}
     task_kwargs, pre_kwargs = {}, {}
     for key, value in kwargs.items():
-        if key in task_params:
-            task_kwargs[key] = value
-        elif key in pre_params:
-            pre_kwargs[key] = value
+        if key in task_params or key in pre_params:
+            # Both take some (GPTClassifier's `symmetric`): both get them.
+            if key in task_params:
+                task_kwargs[key] = value
+            if key in pre_params and key not in ("self", "kwargs", "tokenizer"):
+                pre_kwargs[key] = value
         else:
             raise TypeError(
                 f"{cls.__name__}.from_preset got an unexpected argument {key!r}; "
@@ -120,6 +119,10 @@ def _split_kwargs(cls, kwargs):
 
 def load_task(preset, cls, load_weights=True, load_task_head=True, **kwargs):
     source = get_source(preset)
+    accepted = inspect.signature(cls.__init__).parameters
+    for key, value in source.task_defaults().items():
+        if key in accepted:
+            kwargs.setdefault(key, value)
     task_kwargs, pre_kwargs = _split_kwargs(cls, kwargs)
     task_config = source.task_config() if load_task_head else None
     if task_config is not None:
@@ -140,7 +143,11 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, **kwargs):
     preprocessor = None
     if cls.preprocessor_cls is not None:
         preprocessor = load_preprocessor(preset, cls=cls.preprocessor_cls, **pre_kwargs)
-    return cls(backbone=backbone, preprocessor=preprocessor, **task_kwargs)
+    task = cls(backbone=backbone, preprocessor=preprocessor, **task_kwargs)
+    if load_weights:
+        # A converted checkpoint may hold pretrained heads (BERT's MLM, NSP).
+        source.load_pretrained_head(task)
+    return task
 
 
 def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights):

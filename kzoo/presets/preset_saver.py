@@ -17,6 +17,7 @@ import keras
 
 from kzoo.presets import preset_source as files
 from kzoo.presets import weights
+from kzoo.version import __version__
 
 
 def _write_json(path, obj):
@@ -26,10 +27,8 @@ def _write_json(path, obj):
 
 
 def _metadata(backbone):
-    import kzoo
-
     metadata = {
-        "kzoo_version": kzoo.__version__,
+        "kzoo_version": __version__,
         "keras_version": keras.__version__,
         "saved_with_backend": keras.config.backend(),
     }
@@ -81,7 +80,7 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
                         keras.saving.serialize_keras_object(task))
             weights.save_weights(
                 task, tmp / files.TASK_WEIGHTS_FILE,
-                objects_to_skip=_not_head(task),
+                objects_to_skip=weights.not_head(task),
             )
         metadata_path = tmp / files.METADATA_FILE
         metadata = _metadata(backbone)
@@ -97,14 +96,6 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return str(target)
-
-
-def _not_head(task):
-    """What task.weights.h5 leaves out: the backbone and the optimizer."""
-    skip = list(task.backbone._flatten_layers())
-    if getattr(task, "optimizer", None) is not None:
-        skip.append(task.optimizer)
-    return skip
 
 
 def _swap_into_place(tmp, target):

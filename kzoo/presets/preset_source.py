@@ -46,6 +46,8 @@ class PresetSource:
 
     #: a short name for error messages ("kzoo preset", "Hugging Face BERT")
     format_name = "preset"
+    #: True when ``matches`` may accept a single file, not only a folder
+    reads_files = False
 
     def __init__(self, path):
         self.path = Path(path)
@@ -73,6 +75,25 @@ class PresetSource:
 
     def load_task_weights(self, task):
         raise PresetError(f"{self.path} holds no task weights.")
+
+    def task_defaults(self):
+        """Task arguments the checkpoint implies (e.g. the pooling of a
+        sentence-transformers folder); ``from_preset`` applies those the
+        task takes, explicit arguments win."""
+        return {}
+
+    def load_pretrained_head(self, task):
+        """Loads the head weights of a foreign checkpoint into a new ``task``
+        (e.g. the masked LM head of a Hugging Face BERT).
+
+        The loader calls it after building a task from a source without a
+        saved kzoo head. Sources that know no heads keep the task's fresh
+        head.
+
+        Returns:
+            True when weights were loaded.
+        """
+        return False
 
 
 class KzooPresetSource(PresetSource):
@@ -121,12 +142,10 @@ class KzooPresetSource(PresetSource):
         return read_json(path) if path.is_file() else None
 
     def load_task_weights(self, task):
-        from kzoo.presets import preset_saver
-
         weights.load_weights(
             task,
             self._file(TASK_WEIGHTS_FILE),
-            objects_to_skip=preset_saver._not_head(task),
+            objects_to_skip=weights.not_head(task),
         )
 
 
@@ -137,8 +156,9 @@ _CONVERTERS = []
 def register_converter(source_cls):
     """Registers a ``PresetSource`` subclass that reads a foreign format.
 
-    Families call this at import time (e.g. the BERT family registers a
-    reader of Hugging Face BERT folders). Returns the class (a decorator).
+    Each family registers its converters in its ``__init__.py`` (e.g. the
+    BERT family registers a reader of Hugging Face BERT folders). Returns
+    the class.
     """
     if source_cls not in _CONVERTERS:
         _CONVERTERS.append(source_cls)
@@ -147,6 +167,22 @@ def register_converter(source_cls):
 
 def converters():
     return list(_CONVERTERS)
+
+
+def source_for_file(path):
+    """The source that reads a single-file checkpoint (word vectors), or a
+    PresetError saying why none."""
+    path = Path(path)
+    for source_cls in _CONVERTERS:
+        if getattr(source_cls, "reads_files", False) and source_cls.matches(path):
+            return source_cls(path)
+    names = ", ".join(c.format_name for c in _CONVERTERS
+                      if getattr(c, "reads_files", False)) or "none registered"
+    raise PresetError(
+        f"{path} is a file that no converter reads (file formats: {names}); "
+        "other presets are folders (kzoo preset, Hugging Face checkpoint "
+        "folder, ...)."
+    )
 
 
 def source_for_folder(path):

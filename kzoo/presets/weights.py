@@ -96,5 +96,13 @@ def load_weights(model, path, objects_to_skip=None):
         raise PresetError(_explain(exc, model, path)) from exc
 
 
+def not_head(task):
+    """What ``task.weights.h5`` leaves out: the backbone and the optimizer."""
+    skip = list(task.backbone._flatten_layers())
+    if getattr(task, "optimizer", None) is not None:
+        skip.append(task.optimizer)
+    return skip
+
+
 def save_weights(model, path, objects_to_skip=None):
     keras.saving.save_weights(model, str(path), objects_to_skip=objects_to_skip)

@@ -257,13 +257,17 @@ class BytePairTokenizer(Tokenizer):
         self.merges = merges
         self._tokens = sorted(vocabulary, key=vocabulary.get)
 
-    def _check_vocabulary_and_merges(self, vocabulary, merges):
+    def _check_symbols(self, vocabulary):
+        """The vocabulary holds every symbol a word starts as (the bytes)."""
         missing = [c for c in bytes_to_unicode().values() if c not in vocabulary]
         if missing:
             raise ValueError(
                 f"`vocabulary` lacks {len(missing)} of the 256 byte symbols "
                 f"(e.g. {missing[:3]!r}): a byte-level BPE vocabulary needs them "
                 "all (`compute_byte_pair_merges` always includes them).")
+
+    def _check_vocabulary_and_merges(self, vocabulary, merges):
+        self._check_symbols(vocabulary)
         for merge in merges:
             parts = merge.split(" ") if isinstance(merge, str) else None
             if parts is None or len(parts) != 2 or not all(parts):
@@ -339,10 +343,23 @@ class BytePairTokenizer(Tokenizer):
                 }
         return self._functions["tables"]
 
+    def _initial_symbols(self, words):
+        """1-D words → ragged ``[words, None]`` symbols before any merge: each
+        byte's printable character (GPT-2)."""
+        return self._tables()["byte_to_symbol"].lookup(tf.strings.bytes_split(words))
+
+    def _merge_function(self):
+        """``_merge`` compiled once per tokenizer."""
+        if "merge" not in self._functions:
+            self._functions["merge"] = tf.function(
+                self._merge, input_signature=[tf.TensorSpec([None], tf.string)],
+                autograph=False)
+        return self._functions["merge"]
+
     def _merge(self, words):
         """Byte-pair merges of 1-D words to a ragged [words, None] of symbols."""
         tables = self._tables()
-        symbols = tables["byte_to_symbol"].lookup(tf.strings.bytes_split(words))
+        symbols = self._initial_symbols(words)
         num_words = tf.shape(words, tf.int64)[0]
         no_rank = len(self.merges)
 
@@ -379,10 +396,7 @@ class BytePairTokenizer(Tokenizer):
 
     def _tokenize_flat(self, text):
         """1-D strings to ragged int64 ids."""
-        if "merge" not in self._functions:
-            self._functions["merge"] = tf.function(
-                self._merge, input_signature=[tf.TensorSpec([None], tf.string)],
-                autograph=False)
+        merge = self._merge_function()
         text = to_valid_utf8(text)
         words, is_special = split_words(text, self.unsplittable_tokens or (),
                                         self.add_prefix_space)
@@ -390,7 +404,7 @@ class BytePairTokenizer(Tokenizer):
         ids_table = self._tables()["id"]
         # Each distinct word is merged once; unsplittable tokens are not.
         unique, index = tf.unique(tf.where(is_special, "", words.flat_values))
-        ids = tf.gather(ids_table.lookup(self._functions["merge"](unique)), index)
+        ids = tf.gather(ids_table.lookup(merge(unique)), index)
         special_ids = tf.RaggedTensor.from_row_lengths(
             ids_table.lookup(tf.boolean_mask(words.flat_values, is_special)),
             tf.cast(is_special, tf.int64), validate=False)

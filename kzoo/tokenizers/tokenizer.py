@@ -10,6 +10,7 @@ from kzoo.preprocessing.preprocessing_layer import (
     preprocessing_function,
     to_valid_utf8,  # noqa: F401 (re-exported for tokenizers)
 )
+from kzoo.presets import preset_loader, preset_saver
 
 VOCABULARY_FILE = "vocabulary.txt"
 
@@ -109,12 +110,8 @@ class Tokenizer(PreprocessingLayer):
     @classmethod
     def from_preset(cls, preset, **kwargs):
         """Builds the tokenizer stored in a preset (name or folder)."""
-        from kzoo.presets import preset_loader
-
         return preset_loader.load_tokenizer(preset, cls=cls, **kwargs)
 
     def save_to_preset(self, preset_dir):
         """Writes ``tokenizer.json`` and its assets into ``preset_dir``."""
-        from kzoo.presets import preset_saver
-
         preset_saver.save_preset(preset_dir, tokenizer=self)

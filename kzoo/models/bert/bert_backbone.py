@@ -9,7 +9,6 @@ from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
 
 # Registers the reader of Hugging Face BERT folders, so that
 # BertBackbone.from_preset(<a transformers checkpoint folder>) works.
-from kzoo.models.bert import bert_converter  # noqa: F401
 
 
 def _bert_initializer():

@@ -15,8 +15,10 @@ which refuses pickled code: checkpoints are untrusted input.
 import warnings
 from pathlib import Path
 
+import keras
 import numpy as np
 
+from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import (
     CONFIG_FILE,
@@ -25,12 +27,17 @@ from kzoo.presets.hugging_face import (
     read_hf_tensors,
     weight_files,
 )
-from kzoo.presets.preset_source import PresetSource, read_json, register_converter
+from kzoo.presets.preset_source import PresetSource, read_json
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
 VOCABULARY_FILE = "vocab.txt"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+#: sentence-transformers' module list (Transformer → Pooling → Normalize)
+MODULES_FILE = "modules.json"
+#: sentence-transformers ``Pooling`` flags → ``SequencePooling`` modes
+_POOLINGS = {"pooling_mode_mean_tokens": "mean", "pooling_mode_max_tokens": "max",
+             "pooling_mode_cls_token": "first"}
 
 #: transformers.BertConfig defaults, for keys a config.json leaves out
 _HF_DEFAULTS = {
@@ -204,7 +211,84 @@ def _weight_map(backbone):
     return entries
 
 
-@register_converter
+_MLM_PREFIX = "cls.predictions."
+
+
+def _masked_lm_head_plan(head, token_embedding, tensors, where):
+    """Matches Hugging Face ``cls.predictions.*`` tensors to a ``MaskedLMHead``.
+
+    Args:
+        head: a built ``MaskedLMHead`` tied to ``token_embedding``.
+        token_embedding: the backbone's (already loaded) token embedding.
+        tensors: ``HuggingFaceBertSource.load_head_tensors()``.
+        where: the checkpoint, for messages.
+
+    Returns:
+        ``[(variable, value)]`` to assign, or None when the checkpoint has no
+        masked LM head. Raises PresetError, assigning nothing, when a tensor
+        is missing or has the wrong shape, or when the checkpoint's decoder
+        is not tied to its word embeddings.
+    """
+    if not any(name.startswith(_MLM_PREFIX) for name in tensors):
+        return None
+    entries = [
+        ("transform.dense.weight", head.transform_dense.kernel, True),
+        ("transform.dense.bias", head.transform_dense.bias, False),
+        ("transform.LayerNorm.weight", head.transform_layer_norm.gamma, False),
+        ("transform.LayerNorm.bias", head.transform_layer_norm.beta, False),
+        ("bias", head.output_bias, False),
+    ]
+    plan, problems = [], []
+    for name, variable, transpose in entries:
+        name = _MLM_PREFIX + name
+        if name not in tensors:
+            problems.append(f"{name} is missing")
+            continue
+        value = np.asarray(tensors[name], dtype="float32")
+        value = value.T if transpose else value
+        if tuple(value.shape) != tuple(variable.shape):
+            problems.append(
+                f"{name} has shape {tuple(np.shape(tensors[name]))}, the head "
+                f"expects {tuple(variable.shape)[::-1] if transpose else tuple(variable.shape)}"
+            )
+            continue
+        plan.append((variable, value))
+    decoder = tensors.get(_MLM_PREFIX + "decoder.weight")
+    if decoder is not None and not problems:
+        embeddings = keras.ops.convert_to_numpy(token_embedding.embeddings)
+        decoder = np.asarray(decoder, dtype="float32")
+        if decoder.shape != embeddings.shape or not np.allclose(
+            decoder, embeddings, atol=1e-6
+        ):
+            problems.append(
+                "cls.predictions.decoder.weight is not tied to (equal to) the "
+                "word embeddings, and kzoo's head always ties them"
+            )
+    if problems:
+        raise PresetError(
+            f"The masked LM head in {where} does not fit: "
+            + "; ".join(problems) + ". Nothing of the head was loaded."
+        )
+    return plan
+
+
+def _next_sentence_head_plan(dense, tensors, where):
+    """``[(variable, value)]`` for ``cls.seq_relationship.*`` into a 2-way
+    ``Dense``; None when the checkpoint has no next sentence head."""
+    weight, bias = (tensors.get(f"cls.seq_relationship.{n}") for n in ("weight", "bias"))
+    if weight is None or bias is None:
+        return None
+    if tuple(weight.shape) != tuple(dense.kernel.shape)[::-1] or tuple(bias.shape) != (2,):
+        raise PresetError(
+            f"The next sentence head in {where} does not fit: "
+            f"cls.seq_relationship.weight has shape {tuple(weight.shape)} "
+            f"and .bias {tuple(bias.shape)}, expected "
+            f"{tuple(dense.kernel.shape)[::-1]} and (2,). Nothing was loaded."
+        )
+    return [(dense.kernel, np.asarray(weight, dtype="float32").T),
+            (dense.bias, np.asarray(bias, dtype="float32"))]
+
+
 class HuggingFaceBertSource(PresetSource):
     """A Hugging Face (transformers) BERT checkpoint folder.
 
@@ -359,13 +443,68 @@ class HuggingFaceBertSource(PresetSource):
         """
         return self._tensors(select=lambda name: name.startswith(_HEAD_PREFIX))
 
+    def load_pretrained_head(self, task):
+        """Loads ``cls.predictions.*`` (masked LM) and, for a task with a
+        ``next_sentence_head``, ``cls.seq_relationship.*`` into ``task``.
+
+        A head the checkpoint lacks keeps its fresh initialization, with a
+        warning; a head that does not fit raises a PresetError and nothing
+        is loaded.
+
+        Returns:
+            True when every head of the task was loaded.
+        """
+        head = getattr(task, "masked_lm_head", None)
+        if head is None:
+            return False
+        tensors = self.load_head_tensors()
+        plan = _masked_lm_head_plan(
+            head, task.backbone.token_embedding, tensors, self.path)
+        missing = [] if plan else ["masked LM head (cls.predictions.*)"]
+        nsp_head = getattr(task, "next_sentence_head", None)
+        if nsp_head is not None:
+            nsp = _next_sentence_head_plan(nsp_head, tensors, self.path)
+            if nsp is None:
+                missing.append("next sentence head (cls.seq_relationship.*)")
+            plan = (plan or []) + (nsp or [])
+        for variable, value in plan or []:
+            variable.assign(value)
+        if missing:
+            warnings.warn(
+                f"{self.path} has no {' and no '.join(missing)}, as "
+                "BertForMaskedLM / BertForPreTraining save: randomly "
+                "initialized, it needs training.",
+                stacklevel=4,
+            )
+        return not missing
+
+    def task_defaults(self):
+        """A sentence-transformers folder's pooling: ``{"pooling": ...,
+        "normalize": ...}`` from ``modules.json`` and the ``Pooling``
+        module's ``config.json`` (empty for a plain transformers folder)."""
+        if not (self.path / MODULES_FILE).is_file():
+            return {}
+        modules = read_json(self.path / MODULES_FILE)
+        kinds = {m.get("type", "").rsplit(".", 1)[-1]: m for m in modules}
+        defaults = {"normalize": "Normalize" in kinds}
+        if "Pooling" in kinds:
+            config = read_json(self.path / kinds["Pooling"].get("path", "") / CONFIG_FILE)
+            modes = [mode for key, mode in _POOLINGS.items() if config.get(key)]
+            others = [k for k, v in config.items()
+                      if k.startswith("pooling_mode") and v and k not in _POOLINGS]
+            if len(modes) != 1 or others:
+                raise PresetError(
+                    f"{self.path / kinds['Pooling'].get('path', '')} asks for the "
+                    f"pooling {sorted(k for k, v in config.items() if k.startswith('pooling_mode') and v)}; "
+                    "kzoo pools with exactly one of mean, max or cls tokens.")
+            defaults["pooling"] = modes[0]
+        return defaults
+
     def tokenizer_settings(self):
         """``hf_tokenizer_settings`` of this folder."""
         return hf_tokenizer_settings(self.path)
 
     def load_tokenizer(self, cls=None, **kwargs):
-        from kzoo.models.bert.bert_tokenizer import BertTokenizer
-
         settings = self.tokenizer_settings()
         tokenizer_cls = cls if cls is not None and cls is not Tokenizer else BertTokenizer
         if not issubclass(tokenizer_cls, WordPieceTokenizer):

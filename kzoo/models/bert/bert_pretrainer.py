@@ -1,17 +1,12 @@
 """BERT pretraining: masked language model + next sentence prediction."""
 
-import warnings
-
 import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.bert.bert_backbone import BertBackbone
-from kzoo.models.bert.bert_converter import HuggingFaceBertSource
-from kzoo.models.bert.bert_masked_lm import hugging_face_masked_lm_head_plan
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
 from kzoo.models.masked_lm import MaskedLM
 from kzoo.models.task import Task, _is_raw_text, tokenizer_vocabulary_mask
-from kzoo.presets.errors import PresetError
 
 
 def _is_documents_dataset(x):
@@ -168,56 +163,3 @@ class BertPretrainer(Task):
     # --- serving ---
     def serving_input_names(self):
         return ("text", "text_pair")
-
-    # --- presets ---
-    def load_pretrained_head(self, source):
-        """Loads ``cls.predictions.*`` and ``cls.seq_relationship.*`` of a
-        Hugging Face BERT checkpoint (see ``MaskedLM.load_pretrained_head``).
-
-        Returns:
-            True when both heads were loaded.
-        """
-        if not isinstance(source, HuggingFaceBertSource):
-            return False
-        tensors = source.load_head_tensors()
-        plan = hugging_face_masked_lm_head_plan(
-            self.masked_lm_head, self.backbone.token_embedding, tensors, source.path
-        ) or []
-        missing = [] if plan else ["cls.predictions.* (masked LM)"]
-        kernel = self.next_sentence_head.kernel
-        nsp = [tensors.get(f"cls.seq_relationship.{n}") for n in ("weight", "bias")]
-        if nsp[0] is None or nsp[1] is None:
-            missing.append("cls.seq_relationship.* (next sentence)")
-        else:
-            weight, bias = nsp
-            if tuple(weight.shape) != tuple(kernel.shape)[::-1] or tuple(
-                    bias.shape) != (2,):
-                raise PresetError(
-                    f"The next sentence head in {source.path} does not fit: "
-                    f"cls.seq_relationship.weight has shape {tuple(weight.shape)} "
-                    f"and .bias {tuple(bias.shape)}, expected "
-                    f"{tuple(kernel.shape)[::-1]} and (2,). Nothing was loaded."
-                )
-            plan += [(kernel, weight.T.astype("float32")),
-                     (self.next_sentence_head.bias, bias.astype("float32"))]
-        for variable, value in plan:
-            variable.assign(value)
-        if missing:
-            warnings.warn(
-                f"{source.path} has no {' and no '.join(missing)} head: "
-                "randomly initialized, it needs training.",
-                stacklevel=3,
-            )
-        return not missing
-
-    @classmethod
-    def from_preset(cls, preset, load_weights=True, **kwargs):
-        """Builds the pretrainer from a preset (see ``Task.from_preset``);
-        with ``load_weights``, the heads of a Hugging Face
-        ``BertForPreTraining`` checkpoint are loaded too."""
-        from kzoo.presets import preset_loader
-
-        task = super().from_preset(preset, load_weights=load_weights, **kwargs)
-        if load_weights:
-            task.load_pretrained_head(preset_loader.get_source(preset))
-        return task

@@ -11,7 +11,6 @@ from kzoo.models.backbone import Backbone, check_positive_ints
 
 # Registers the reader of AllenNLP ELMo folders (options.json + weights
 # hdf5), so that ElmoBackbone.from_preset(<such a folder>) works.
-from kzoo.models.elmo import elmo_converter  # noqa: F401
 
 ELMO_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 

@@ -27,10 +27,11 @@ import json
 import warnings
 from pathlib import Path
 
+import h5py
 import numpy as np
 
 from kzoo.presets.errors import PresetError
-from kzoo.presets.preset_source import PresetSource, register_converter
+from kzoo.presets.preset_source import PresetSource
 
 OPTIONS_FILE = "options.json"
 
@@ -63,8 +64,6 @@ def _read_options(path):
 
 
 def _is_elmo_weights(file):
-    import h5py
-
     try:
         with h5py.File(file, "r") as f:
             return "char_embed" in f and "RNN_0" in f
@@ -192,7 +191,6 @@ def _weight_map(backbone):
     return entries
 
 
-@register_converter
 class AllenNlpElmoSource(PresetSource):
     """A folder with an ELMo options JSON and a bilm-tf weights hdf5 file.
 
@@ -231,8 +229,6 @@ class AllenNlpElmoSource(PresetSource):
         dataset or a shape that does not fit raises a PresetError naming
         them, and the backbone keeps its weights.
         """
-        import h5py
-
         file = weights_file(self.path)
         entries = _weight_map(backbone)
         problems, plan = [], []

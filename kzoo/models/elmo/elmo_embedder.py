@@ -5,6 +5,7 @@ import itertools
 import keras
 import numpy as np
 
+from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
 from kzoo.preprocessing.character_ids import CharacterIds
 
@@ -62,8 +63,6 @@ class ElmoEmbedder:
     def from_preset(cls, preset, **kwargs):
         """An embedder on ``ElmoBackbone.from_preset(preset)`` (a registered
         name, a kzoo preset folder or an AllenNLP ELMo folder)."""
-        from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-
         return cls(ElmoBackbone.from_preset(preset), **kwargs)
 
     def embed_batch(self, batch, mixed=False):

@@ -5,6 +5,7 @@ from keras import ops
 
 from kzoo.api_export import kzoo_export
 from kzoo.layers.scalar_mix import ScalarMix
+from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.preprocessing.character_ids import (
     BEGIN_OF_SENTENCE,
     BEGIN_OF_WORD,
@@ -155,8 +156,6 @@ class ElmoEmbedding(keras.layers.Layer):
             load_weights: load the pretrained biLM weights.
             **kwargs: ``ElmoEmbedding`` arguments.
         """
-        from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-
         return cls(ElmoBackbone.from_preset(preset, load_weights=load_weights), **kwargs)
 
     def get_config(self):

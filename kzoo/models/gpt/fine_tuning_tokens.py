@@ -58,3 +58,23 @@ def add_fine_tuning_tokens(backbone, tokenizer, seed=None):
         else:
             new.assign(old)
     return new_backbone, new_tokenizer
+
+
+class FineTuningTokensFromPreset:
+    """Mixin of the GPT-1 fine-tuning tasks: ``from_preset`` on a pretrained
+    GPT whose vocabulary lacks ``<|start|> <|delim|> <|extract|>`` (a
+    Hugging Face ``openai-gpt`` folder) adds them (``add_fine_tuning_tokens``,
+    new rows drawn with ``seed=0``), so the task fine-tunes at once."""
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        task = super().from_preset(preset, load_weights=load_weights, **kwargs)
+        preprocessor = task.preprocessor
+        tokenizer = getattr(preprocessor, "tokenizer", None)
+        if tokenizer is None or all(t in tokenizer.vocabulary for t in FINE_TUNING_TOKENS):
+            return task
+        backbone, tokenizer = add_fine_tuning_tokens(task.backbone, tokenizer, seed=0)
+        preprocessor = type(preprocessor).from_config(
+            {**preprocessor.get_config(), "tokenizer": tokenizer})
+        return type(task).from_config(
+            {**task.get_config(), "backbone": backbone, "preprocessor": preprocessor})

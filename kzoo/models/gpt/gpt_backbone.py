@@ -10,7 +10,6 @@ from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
 
 # Registers the reader of Hugging Face GPT-2 folders, so that
 # GPTBackbone.from_preset(<a transformers checkpoint folder>) works.
-from kzoo.models.gpt import gpt_converter  # noqa: F401
 
 
 def _gpt_initializer():

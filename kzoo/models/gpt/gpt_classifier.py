@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.models.gpt.fine_tuning_tokens import FineTuningTokensFromPreset
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
 from kzoo.models.text_classifier import TextClassifier
@@ -54,7 +55,7 @@ class _LanguageModelLoss(keras.layers.Layer):
 
 
 @kzoo_export("kzoo.models.GPTClassifier")
-class GPTClassifier(TextClassifier):
+class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
     """GPT-1 fine-tuning: classification, entailment and similarity.
 
     The backbone reads the packed sequence (see

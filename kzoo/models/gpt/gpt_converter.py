@@ -1,4 +1,4 @@
-"""Reads Hugging Face GPT-2 checkpoint folders as kzoo presets.
+"""Reads Hugging Face GPT-2 and GPT-1 (``openai-gpt``) folders as kzoo presets.
 
 A folder written by transformers' ``save_pretrained`` for ``GPT2Model`` or
 ``GPT2LMHeadModel`` (``config.json`` with ``"model_type": "gpt2"``, weights
@@ -18,9 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
+from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import CONFIG_FILE, listing, read_config, read_hf_tensors
-from kzoo.presets.preset_source import PresetSource, register_converter
+from kzoo.presets.preset_source import PresetSource
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import Tokenizer
 
@@ -61,11 +63,10 @@ _IGNORED_SUFFIXES = ("attn.bias", "attn.masked_bias")
 _HEAD = "lm_head.weight"
 
 
-def _is_gpt2_config(config):
-    model_type = config.get("model_type")
-    if model_type is not None:
-        return model_type == "gpt2"
-    return any(isinstance(a, str) and a.startswith("GPT2")
+def _is_config(config, model_type, architecture_prefix):
+    if config.get("model_type") is not None:
+        return config["model_type"] == model_type
+    return any(isinstance(a, str) and a.startswith(architecture_prefix)
                for a in config.get("architectures") or ())
 
 
@@ -74,18 +75,26 @@ def _canonical_name(name):
     return name[len("transformer."):] if name.startswith("transformer.") else name
 
 
-def _weight_map(backbone):
-    """``[(checkpoint name, variable)]`` for every backbone variable."""
-    if not hasattr(backbone, "transformer_layers") or getattr(
-            backbone, "layer_norm", None) is None:
+def _weight_map(backbone, embedding_names=("wte.weight", "wpe.weight"),
+                final_norm="ln_f"):
+    """``[(checkpoint name, variable)]`` for every backbone variable.
+
+    GPT-1 and GPT-2 name their blocks alike (``h.{i}.attn.c_attn``, ...,
+    ``Conv1D`` weights stored ``[in, out]``); they differ in the embedding
+    names and GPT-2's final layer norm (``final_norm``, None for GPT-1).
+    """
+    pre_norm = final_norm is not None
+    if not hasattr(backbone, "transformer_layers") or (
+            getattr(backbone, "layer_norm", None) is None) == pre_norm:
+        kind = ("a pre-norm GPTBackbone (normalize_first=True)" if pre_norm
+                else "a post-norm GPTBackbone (normalize_first=False)")
         raise PresetError(
-            "A Hugging Face GPT-2 checkpoint loads into a pre-norm GPTBackbone "
-            f"(normalize_first=True); got {type(backbone).__name__}"
-            + (" with normalize_first=False" if hasattr(backbone, "transformer_layers")
-               else "") + ".")
+            f"This checkpoint loads into {kind}; got {type(backbone).__name__}"
+            + (f" with normalize_first={not pre_norm}"
+               if hasattr(backbone, "transformer_layers") else "") + ".")
     entries = [
-        ("wte.weight", backbone.token_embedding.embeddings),
-        ("wpe.weight", backbone.position_embedding.embeddings),
+        (embedding_names[0], backbone.token_embedding.embeddings),
+        (embedding_names[1], backbone.position_embedding.embeddings),
     ]
     for i, block in enumerate(backbone.transformer_layers):
         p = f"h.{i}."
@@ -103,25 +112,29 @@ def _weight_map(backbone):
             (p + "mlp.c_proj.weight", block.feedforward_output_dense.kernel),
             (p + "mlp.c_proj.bias", block.feedforward_output_dense.bias),
         ]
-    entries += [
-        ("ln_f.weight", backbone.layer_norm.gamma),
-        ("ln_f.bias", backbone.layer_norm.beta),
-    ]
+    if pre_norm:
+        entries += [
+            (f"{final_norm}.weight", backbone.layer_norm.gamma),
+            (f"{final_norm}.bias", backbone.layer_norm.beta),
+        ]
     return entries
 
 
-@register_converter
 class HuggingFaceGPT2Source(PresetSource):
     """A Hugging Face (transformers) GPT-2 checkpoint folder."""
 
     format_name = "Hugging Face GPT-2"
+    model_type = "gpt2"
+    architecture_prefix = "GPT2"
+    embedding_names = ("wte.weight", "wpe.weight")
+    final_norm = "ln_f"
 
     @classmethod
     def matches(cls, path):
         if not (Path(path) / CONFIG_FILE).is_file():
             return False
         try:
-            return _is_gpt2_config(read_config(path))
+            return _is_config(read_config(path), cls.model_type, cls.architecture_prefix)
         except PresetError:
             return False
 
@@ -167,16 +180,16 @@ class HuggingFaceGPT2Source(PresetSource):
         Every tensor is matched and its shape checked before any variable is
         assigned; a missing or misshapen tensor raises a PresetError naming
         it and leaves the backbone untouched. An ``lm_head.weight`` that is
-        not equal to ``wte`` (an untied head, which kzoo cannot represent)
+        not equal to the token table (an untied head, which kzoo cannot represent)
         is an error too.
         """
         if not any((self.path / f).is_file() for f in WEIGHT_FILES):
             raise PresetError(
-                f"The Hugging Face GPT-2 folder {self.path} has no weights "
+                f"The {self.format_name} folder {self.path} has no weights "
                 f"({' or '.join(WEIGHT_FILES[:2])}). Pass load_weights=False to "
                 "build the architecture only.")
         tensors = {_canonical_name(k): v for k, v in read_hf_tensors(self.path).items()}
-        entries = _weight_map(backbone)
+        entries = _weight_map(backbone, self.embedding_names, self.final_norm)
         missing, mismatched, plan = [], [], []
         for name, variable in entries:
             if name not in tensors:
@@ -189,11 +202,11 @@ class HuggingFaceGPT2Source(PresetSource):
                     f"the {type(backbone).__name__} expects {tuple(variable.shape)}")
                 continue
             plan.append((variable, array))
-        head = tensors.get(_HEAD)
-        if head is not None and "wte.weight" in tensors and not np.array_equal(
-                np.asarray(head), np.asarray(tensors["wte.weight"])):
-            mismatched.append(f"{_HEAD} is not tied to (equal to) wte.weight, and "
-                              "kzoo's GPT ties them")
+        head, token_table = tensors.get(_HEAD), self.embedding_names[0]
+        if head is not None and token_table in tensors and not np.array_equal(
+                np.asarray(head), np.asarray(tensors[token_table])):
+            mismatched.append(f"{_HEAD} is not tied to (equal to) {token_table}, "
+                              "and kzoo's GPT ties them")
         if missing:
             mismatched.append(f"tensors missing from the checkpoint: {listing(missing)}")
         if mismatched:
@@ -211,18 +224,93 @@ class HuggingFaceGPT2Source(PresetSource):
             warnings.warn(f"{self.path} holds tensors the {type(backbone).__name__} "
                           f"does not use: {listing(unexpected)}.", stacklevel=2)
 
-    def load_tokenizer(self, cls=None, **kwargs):
-        from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
-
+    def _tokenizer_files(self):
         files = [self.path / VOCABULARY_FILE, self.path / MERGES_FILE]
         absent = [f.name for f in files if not f.is_file()]
         if absent:
             raise PresetError(
-                f"The Hugging Face GPT-2 folder {self.path} has no "
-                f"{' and no '.join(absent)} (GPT-2's byte-level BPE files; a "
+                f"The {self.format_name} folder {self.path} has no "
+                f"{' and no '.join(absent)} (its BPE vocabulary and merges; a "
                 "fast-tokenizer-only tokenizer.json is not read).")
+        return [str(f) for f in files]
+
+    def load_tokenizer(self, cls=None, **kwargs):
+        vocabulary, merges = self._tokenizer_files()
         tokenizer_cls = cls if cls is not None and cls is not Tokenizer else GPTTokenizer
         if not issubclass(tokenizer_cls, BytePairTokenizer):
             raise PresetError(f"{self.path} holds a byte-level BPE vocabulary; "
                               f"{tokenizer_cls.__name__} cannot read it.")
-        return tokenizer_cls(vocabulary=str(files[0]), merges=str(files[1]), **kwargs)
+        return tokenizer_cls(vocabulary=vocabulary, merges=merges, **kwargs)
+
+
+#: transformers.OpenAIGPTConfig defaults, for keys a config.json leaves out
+_OPENAI_GPT_DEFAULTS = {
+    "vocab_size": 40478,
+    "n_positions": 512,
+    "n_embd": 768,
+    "n_layer": 12,
+    "n_head": 12,
+    "afn": "gelu",
+    "resid_pdrop": 0.1,
+    "layer_norm_epsilon": 1e-5,
+}
+
+#: OpenAIGPT's ``afn`` → GPTBackbone ``activation`` ("gelu" is its tanh GELU)
+_OPENAI_GPT_ACTIVATIONS = {"gelu": "gelu_approximate", "relu": "relu",
+                           "silu": "silu", "swish": "silu"}
+
+
+class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
+    """A Hugging Face ``openai-gpt`` (GPT-1) checkpoint folder.
+
+    ``config.json`` with ``"model_type": "openai-gpt"`` (``n_embd``,
+    ``n_layer``, ``afn``, ...), weights of ``OpenAIGPTModel`` or
+    ``OpenAIGPTLMHeadModel`` (``tokens_embed``, ``positions_embed``,
+    ``h.{i}.*``; the LM head is tied to ``tokens_embed``), and ``vocab.json``
+    + ``merges.txt`` with ``</w>`` word ends, read by ``GPT1Tokenizer``.
+    The backbone is post-norm (``normalize_first=False``) with no final
+    layer norm. A double-heads checkpoint's multiple-choice head is not read.
+    """
+
+    format_name = "Hugging Face OpenAI GPT (GPT-1)"
+    model_type = "openai-gpt"
+    architecture_prefix = "OpenAIGPT"
+    embedding_names = ("tokens_embed.weight", "positions_embed.weight")
+    final_norm = None
+
+    def backbone_config(self):
+        config = {**_OPENAI_GPT_DEFAULTS, **read_config(self.path)}
+        act = config["afn"]
+        if act not in _OPENAI_GPT_ACTIVATIONS:
+            raise PresetError(
+                f"{self.path / CONFIG_FILE} has afn={act!r}, which kzoo does not "
+                f"map; known: {', '.join(sorted(_OPENAI_GPT_ACTIVATIONS))}.")
+        hidden = int(config["n_embd"])
+        return {
+            "module": "kzoo.models.gpt.gpt_backbone",
+            "class_name": "GPTBackbone",
+            "registered_name": "kzoo>GPTBackbone",
+            "config": {
+                "vocabulary_size": int(config["vocab_size"]),
+                "num_layers": int(config["n_layer"]),
+                "num_heads": int(config["n_head"]),
+                "hidden_dim": hidden,
+                "intermediate_dim": 4 * hidden,
+                "dropout": float(config["resid_pdrop"]),
+                "max_sequence_length": int(config["n_positions"]),
+                "layer_norm_epsilon": float(config["layer_norm_epsilon"]),
+                "activation": _OPENAI_GPT_ACTIVATIONS[act],
+                "normalize_first": False,
+            },
+        }
+
+    def load_tokenizer(self, cls=None, **kwargs):
+        """A ``GPT1Tokenizer``; asked for a ``GPTTokenizer`` (as the GPT
+        tasks' preprocessors ask), the GPT-1 tokenizer is what fits."""
+        vocabulary, merges = self._tokenizer_files()
+        tokenizer_cls = cls if cls is not None and issubclass(cls, GPT1Tokenizer) \
+            else GPT1Tokenizer
+        if cls is not None and not issubclass(cls, BytePairTokenizer) and cls is not Tokenizer:
+            raise PresetError(f"{self.path} holds a GPT-1 BPE vocabulary; "
+                              f"{cls.__name__} cannot read it.")
+        return tokenizer_cls(vocabulary=vocabulary, merges=merges, **kwargs)

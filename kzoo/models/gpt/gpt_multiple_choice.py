@@ -1,6 +1,7 @@
 """GPT-1 multiple choice: score each (context, answer) sequence, softmax."""
 
 from kzoo.api_export import kzoo_export
+from kzoo.models.gpt.fine_tuning_tokens import FineTuningTokensFromPreset
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_classifier import extract_state
 from kzoo.models.gpt.gpt_multiple_choice_preprocessor import (
@@ -10,7 +11,7 @@ from kzoo.models.multiple_choice import MultipleChoice
 
 
 @kzoo_export("kzoo.models.GPTMultipleChoice")
-class GPTMultipleChoice(MultipleChoice):
+class GPTMultipleChoice(FineTuningTokensFromPreset, MultipleChoice):
     """GPT-1's multiple choice (RACE, Story Cloze): each answer is packed with
     the context as its own sequence, scored from its ``<|extract|>`` state by
     a linear layer, and the scores are softmaxed over the answers.

@@ -148,14 +148,7 @@ class Word2VecTask(Task):
         the out-of-vocabulary token left out)."""
         if self.preprocessor is None:
             raise ValueError("word_vectors() needs the preprocessor's vocabulary.")
-        vocabulary = self.preprocessor.tokenizer.get_vocabulary()
-        counts = self.preprocessor.tokenizer.counts
-        skip = set(self.preprocessor.skip_ids)
-        keep = [i for i in range(len(vocabulary)) if i not in skip]
-        vectors = keras.ops.convert_to_numpy(
-            self.backbone.token_embedding.embeddings)
-        return WordVectors(np.asarray(vectors)[keep], [vocabulary[i] for i in keep],
-                           None if counts is None else [counts[i] for i in keep])
+        return WordVectors.from_backbone(self.backbone, self.preprocessor.tokenizer)
 
     @property
     def wv(self):

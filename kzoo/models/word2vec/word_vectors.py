@@ -2,9 +2,16 @@
 
 import io
 
+import keras
 import numpy as np
 
+from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
+from kzoo.presets import preset_loader, preset_saver
+from kzoo.tokenizers.word_tokenizer import WordTokenizer
+
 _CHUNK_ROWS = 256  # analogy questions per matrix product
+#: the token of row 0 of a backbone's table: words outside the vocabulary
+OOV_TOKEN = "[UNK]"
 
 
 def _as_list(items):
@@ -394,6 +401,92 @@ class WordVectors:
         pearson, spearman = _correlations(gold, model)
         denominator = len(gold) if dummy4unknown else len(gold) + oov
         return pearson, spearman, 100.0 * oov / denominator
+
+    # --- presets ---
+    @classmethod
+    def from_preset(cls, preset):
+        """Word vectors from a file, a folder or a registered name.
+
+        Args:
+            preset: a word2vec C text or binary file, a GloVe text file (the
+                format is told from the file), a registered name such as
+                ``"glove_6b_50d_en"`` (``kzoo.list_presets()``), a folder
+                written by ``WordVectors.save_to_preset`` or by a word2vec
+                task's ``save_to_preset``, or a folder of ``*_emb.npy`` +
+                ``*_index.parquet``.
+
+        Returns:
+            A ``WordVectors`` (the out-of-vocabulary token of a saved model
+            left out).
+
+        Example:
+        >>> wv = kzoo.models.WordVectors(np.eye(3), ["a", "b", "c"])
+        >>> wv.save_word2vec_format(str(tmp_path / "v.txt"))
+        >>> kzoo.models.WordVectors.from_preset(str(tmp_path / "v.txt"))
+        <WordVectors: 3 words x 3 dims>
+        """
+        source = preset_loader.get_source(preset)
+        if hasattr(source, "word_vectors"):
+            return source.word_vectors()
+        backbone = preset_loader.load_backbone(preset)
+        return cls.from_backbone(backbone, preset_loader.load_tokenizer(preset))
+
+    @classmethod
+    def from_backbone(cls, backbone, tokenizer):
+        """The input vectors of a ``Word2VecBackbone``, one per word of its
+        ``WordTokenizer`` (in vocabulary order, the out-of-vocabulary token
+        left out)."""
+        if not isinstance(backbone, Word2VecBackbone) or not isinstance(
+                tokenizer, WordTokenizer):
+            raise ValueError(
+                "WordVectors come from a Word2VecBackbone and its WordTokenizer "
+                f"(or a word-vector file); got a {type(backbone).__name__} and a "
+                f"{type(tokenizer).__name__}.")
+        vocabulary = tokenizer.get_vocabulary()
+        counts = tokenizer.counts
+        skip = tokenizer.token_to_id(tokenizer.oov_token)
+        keep = [i for i in range(len(vocabulary)) if i != skip]
+        vectors = keras.ops.convert_to_numpy(backbone.token_embedding.embeddings)
+        return cls(np.asarray(vectors)[keep], [vocabulary[i] for i in keep],
+                   None if counts is None else [counts[i] for i in keep])
+
+    def to_backbone(self, backbone=None):
+        """A ``Word2VecBackbone`` whose input table holds these vectors after
+        a zero row for ``[UNK]`` (the output table zero, as word2vec starts
+        it); with ``backbone``, its tables are set instead (all or nothing).
+        """
+        wanted = (len(self) + 1, self.vector_size)
+        if backbone is None:
+            backbone = Word2VecBackbone(vocabulary_size=wanted[0],
+                                        hidden_dim=wanted[1])
+        table = backbone.token_embedding.embeddings
+        if tuple(table.shape) != wanted:
+            raise ValueError(
+                f"{len(self)} words x {self.vector_size} dims need a {wanted} "
+                f"table (with [UNK]); the backbone's is {tuple(table.shape)}.")
+        table.assign(np.concatenate([np.zeros((1, wanted[1]), np.float32),
+                                     self.vectors]))
+        backbone.context_embedding.embeddings.assign(np.zeros(wanted, np.float32))
+        return backbone
+
+    def to_tokenizer(self, tokenizer_cls=WordTokenizer, **kwargs):
+        """A ``WordTokenizer`` over ``[UNK]`` + these words, with their
+        counts (``len - rank`` when unknown, as gensim gives the words of a
+        word2vec file)."""
+        if OOV_TOKEN in self:
+            raise ValueError(f"The vocabulary has a word {OOV_TOKEN!r}, which kzoo "
+                             "keeps for out-of-vocabulary words.")
+        counts = self.counts or list(range(len(self), 0, -1))
+        kwargs.setdefault("oov_token", OOV_TOKEN)
+        return tokenizer_cls(vocabulary=[OOV_TOKEN] + list(self.index_to_key),
+                             counts=[0] + list(counts), **kwargs)
+
+    def save_to_preset(self, preset_dir):
+        """Writes the vectors as a kzoo preset folder (a ``Word2VecBackbone``
+        and its ``WordTokenizer``), atomically: ``WordVectors.from_preset``
+        reads it back, and ``Word2VecSkipGram.from_preset`` trains on."""
+        preset_saver.save_preset(preset_dir, backbone=self.to_backbone(),
+                                 tokenizer=self.to_tokenizer())
 
     # --- files ---
     def save_word2vec_format(self, path, binary=False):

