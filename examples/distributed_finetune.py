@@ -133,7 +133,7 @@ def run_torch(args, train, test):
     return model
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="minilm_l6_en_uncased")
     parser.add_argument("--model-parallel", type=int, default=1,
@@ -151,7 +151,7 @@ def main():
                         help="TensorFlow: mirror over this many logical CPUs")
     parser.add_argument("--smoke", action="store_true",
                         help="a few sentences, a short sequence, one epoch")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.smoke:
         args.epochs, args.sequence_length, args.batch_size = 1, 16, 16
     start = time.time()

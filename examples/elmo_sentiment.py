@@ -49,20 +49,35 @@ def build(embedding, vocabulary_size, word_dim=32, units=32):
     return model
 
 
-def main():
+def tiny_elmo_preset(directory):
+    """An untrained two-layer biLM with a handful of weights, as a preset."""
+    from kzoo.models.elmo.elmo_backbone import ElmoBackbone
+
+    ElmoBackbone(num_layers=2, hidden_dim=8, projection_dim=4, filters=((1, 4), (2, 4)),
+                 character_dim=4).save_to_preset(directory)
+    return directory
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="elmo_enwiki_small_en")
     parser.add_argument("--allennlp-fixture", action="store_true")
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--sequence-length", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", metavar="DIR", default=None,
+                        help="an untrained tiny biLM saved in DIR, 48 sentences, one "
+                             "epoch: checks that it runs")
+    args = parser.parse_args(argv)
 
     texts, labels = kzoo.datasets.pang_lee_polarity()
     order = np.random.default_rng(args.seed).permutation(len(texts))
     texts = [texts[i] for i in order]
     labels = np.array([labels[i] for i in order], "float32")
     train, test = slice(0, 160), slice(160, 200)
+    if args.smoke:
+        train, test, args.epochs, args.sequence_length = slice(0, 32), slice(32, 48), 1, 12
+        args.preset = tiny_elmo_preset(args.smoke)
 
     vocabulary, _ = compute_word_vocabulary(
         texts[train], min_count=1, special_tokens=("[PAD]", "[UNK]"), lowercase=True)

@@ -57,7 +57,7 @@ def show_bank(models):
             f"{layer} {v:.3f}" for layer, v in zip(wic.layer_names, values)))
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bert", default="minilm_l6_en_uncased",
                         help="a BERT preset or folder")
@@ -67,7 +67,12 @@ def main():
     parser.add_argument("--evaluate", action="store_true",
                         help="score every layer on WordNet pairs and write the plots")
     parser.add_argument("--output", default="runs/polysemy")
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="GloVe and the given models only (no MiniLM by default), "
+                             "to check that it runs")
+    args = parser.parse_args(argv)
+    if args.smoke and args.bert == parser.get_default("bert"):
+        args.bert = None
 
     glove = load_word_in_context(GLOVE)
     static = [(GLOVE, glove)]

@@ -29,16 +29,9 @@ import keras
 import numpy as np
 
 import kzoo
-from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_pretrainer import BertPretrainer
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
-from kzoo.models.bert.bert_tokenizer import BertTokenizer
-from kzoo.tokenizers import compute_word_piece_vocabulary
-
-
-def split_sentences(article):
-    sentences = [s.strip() for s in article.split(". ")]
-    return [s for s in sentences if s]
+from kzoo.training.bert_pretraining import build_pretrainer, split_sentences, train_tokenizer
 
 
 def report(name, metrics):
@@ -48,7 +41,7 @@ def report(name, metrics):
           f" + NSP {metrics['nsp_logits_loss']:.3f})")
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=120,
                         help="training budget in wall-clock seconds")
@@ -62,12 +55,20 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="a few articles, a tiny vocabulary, one step: checks it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.seconds, args.vocabulary_size, args.sequence_length = 0, 200, 16
+        args.held_out, args.batch_size = 3, 8
     started = time.time()
     keras.utils.set_random_seed(args.seed)
 
     # === Data: articles → sentences; a random few articles are held out ===
-    documents = [split_sentences(a) for a in kzoo.datasets.lee_background()]
+    articles = kzoo.datasets.lee_background()
+    if args.smoke:
+        articles = articles[:12]
+    documents = [split_sentences(a) for a in articles]
     documents = [d for d in documents if d]
     rng = np.random.default_rng(args.seed)
     order = rng.permutation(len(documents))
@@ -77,20 +78,14 @@ def main():
           f"sentences), {len(held_out)} held out")
 
     # === WordPiece vocabulary from the training articles ===
-    vocabulary = compute_word_piece_vocabulary(
-        [s for d in train for s in d], vocabulary_size=args.vocabulary_size)
-    tokenizer = BertTokenizer(vocabulary=vocabulary)
-    print(f"WordPiece vocabulary: {len(vocabulary)} tokens")
+    tokenizer = train_tokenizer(train, args.vocabulary_size)
+    print(f"WordPiece vocabulary: {tokenizer.vocabulary_size()} tokens")
 
     # === Model ===
-    preprocessor = BertPretrainerPreprocessor(
-        tokenizer, sequence_length=args.sequence_length, seed=args.seed)
-    backbone = BertBackbone(
-        vocabulary_size=len(vocabulary), num_layers=2, num_heads=2,
-        hidden_dim=64, intermediate_dim=256,
-        max_sequence_length=args.sequence_length, dropout=args.dropout)
-    model = BertPretrainer(backbone, preprocessor=preprocessor)
-    model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=1.0))
+    model = build_pretrainer(
+        tokenizer, args.sequence_length, num_layers=2, num_heads=2, hidden_dim=64,
+        intermediate_dim=256, dropout=args.dropout, learning_rate=args.learning_rate,
+        seed=args.seed)
     print(f"BertPretrainer: {model.count_params():,} parameters")
 
     # The same held-out pairs and masks at every evaluation (cached), made

@@ -30,7 +30,6 @@ saved preset or an AllenNLP ELMo folder (``options.json`` + weights hdf5).
 
 import argparse
 import random
-import re
 import time
 
 import keras
@@ -38,24 +37,14 @@ import keras
 import kzoo
 from kzoo.analysis import ElmoWordInContext
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-from kzoo.models.elmo.elmo_language_model import ElmoLanguageModel
-from kzoo.models.elmo.elmo_language_model_preprocessor import ElmoLanguageModelPreprocessor
-from kzoo.tokenizers import WordTokenizer, compute_word_vocabulary
+from kzoo.training.elmo_pretraining import (
+    build_language_model,
+    sentences_of,
+    train_tokenizer,
+)
 
 BANK = ("They walked along the bank of the river .",
         "She borrowed money from the bank to buy a house .")
-
-
-def sentences_of(articles, max_words):
-    """Lines split into sentences on '. ', '? ', '! '; 3 to max_words words."""
-    out = []
-    for article in articles:
-        for line in article.split("\n"):
-            for sentence in re.split(r"(?<=[.?!])\s+", line):
-                words = sentence.split()
-                if 3 <= len(words):
-                    out.append(" ".join(words[:max_words]))
-    return out
 
 
 def report_bank(backbone):
@@ -65,7 +54,7 @@ def report_bank(backbone):
         print(f"  {name:<13} {value:.3f}")
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=600, help="training budget")
     parser.add_argument("--output", default="elmo_enwiki_small_en")
@@ -81,7 +70,12 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=2e-3,
                         help="Adam's (full softmax)")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="a few articles, a tiny biLM, one step: checks it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.seconds, args.vocabulary_size, args.sequence_length = 0, 300, 12
+        args.held_out, args.batch_size = 1, 8
     keras.utils.set_random_seed(args.seed)
 
     if args.preset:
@@ -89,29 +83,23 @@ def main():
         return
 
     articles = kzoo.datasets.enwiki_excerpt()
+    if args.smoke:
+        articles = [a[:3000] for a in articles[:3]]
     train = sentences_of(articles[:-args.held_out], args.sequence_length - 2)
     test = sentences_of(articles[-args.held_out:], args.sequence_length - 2)
     random.Random(args.seed).shuffle(train)
     test = test[:1000]
-    vocabulary, counts = compute_word_vocabulary(
-        train, max_size=args.vocabulary_size, special_tokens=("<UNK>", "<S>", "</S>"),
-        oov_token="<UNK>")
-    tokenizer = WordTokenizer(vocabulary=vocabulary, counts=counts, oov_token="<UNK>")
+    tokenizer = train_tokenizer(train, args.vocabulary_size)
     print(f"data: {len(train)} training sentences "
           f"({sum(len(s.split()) for s in train)} words), {len(test)} held-out "
-          f"sentences; vocabulary {len(vocabulary)} words (the softmax targets)")
+          f"sentences; vocabulary {tokenizer.vocabulary_size()} words (the softmax targets)")
 
-    backbone = ElmoBackbone(
-        num_layers=2, hidden_dim=512, projection_dim=128,
-        filters=((1, 16), (2, 16), (3, 32), (4, 64), (5, 128)),
-        num_highway_layers=1, character_dim=16, dropout=0.1,
-    )
-    preprocessor = ElmoLanguageModelPreprocessor(
-        tokenizer, sequence_length=args.sequence_length)
-    model = ElmoLanguageModel(backbone, preprocessor=preprocessor,
-                              num_sampled=args.num_sampled, seed=args.seed)
-    if not args.num_sampled:  # sampled: the model's default, bilm-tf's Adagrad(0.2)
-        model.compile(optimizer=keras.optimizers.Adam(args.learning_rate, clipnorm=10.0))
+    # Sampled: the model's default optimizer, bilm-tf's Adagrad(0.2).
+    model = build_language_model(
+        tokenizer, args.sequence_length, hidden_dim=64 if args.smoke else 512,
+        projection_dim=16 if args.smoke else 128, num_sampled=args.num_sampled,
+        learning_rate=args.learning_rate, seed=args.seed)
+    backbone = model.backbone
     softmax = (f"sampled softmax, {args.num_sampled} negatives per batch"
                if args.num_sampled else "full softmax")
     print(f"model: ElmoLanguageModel, {backbone.count_params():,} biLM parameters "

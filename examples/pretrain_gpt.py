@@ -20,54 +20,27 @@ See README.md (GPT) for what it reached here.
 """
 
 import argparse
-import math
 import time
 
 import keras
 import numpy as np
 
 import kzoo
-from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
-from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor
-from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.samplers import TopPSampler
-from kzoo.tokenizers import compute_byte_pair_merges
+from kzoo.training.gpt_pretraining import (
+    as_inputs,
+    build_causal_lm,
+    perplexity,
+    token_blocks,
+    train_tokenizer,
+)
 
 PROMPTS = ["The history of", "In mathematics, a", "The city is located",
            "He was born in"]
 
 
-def token_blocks(tokenizer, articles, length):
-    """The articles as one stream, ``<|endoftext|>`` before each, cut into
-    ``[blocks, length + 1]`` (the tail shorter than a block is dropped)."""
-    eos = tokenizer.end_token_id
-    stream = []
-    for article in articles:
-        # Paragraph by paragraph (the same tokens as the whole article, as
-        # GPT-2's pre-tokenization never merges across a newline), which keeps
-        # the tokenizer's memory small.
-        stream.append(eos)
-        for ids in tokenizer([line + "\n" for line in article.split("\n")]):
-            stream.extend(int(t) for t in ids)
-    stream = np.asarray(stream, dtype="int32")
-    count = (len(stream) - 1) // length
-    starts = np.arange(count) * length
-    return np.stack([stream[s:s + length + 1] for s in starts]), len(stream)
-
-
-def as_inputs(blocks):
-    x = {"token_ids": blocks[:, :-1], "padding_mask": np.ones_like(blocks[:, :-1])}
-    return x, blocks[:, 1:]
-
-
-def perplexity(model, blocks, batch_size):
-    x, y = as_inputs(blocks)
-    loss = model.evaluate(x, y, batch_size=batch_size, verbose=0, return_dict=True)["loss"]
-    return math.exp(loss), loss
-
-
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=360,
                         help="training budget in wall-clock seconds")
@@ -83,12 +56,19 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny model on a few paragraphs, one step: checks it runs")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.seconds, args.vocabulary_size, args.sequence_length = 0, 300, 32
+        args.num_layers, args.hidden_dim, args.num_heads, args.held_out = 1, 16, 2, 1
     started = time.time()
     keras.utils.set_random_seed(args.seed)
 
     # === Data: articles, a random few held out ===
     articles = kzoo.datasets.enwiki_excerpt()
+    if args.smoke:
+        articles = [a[:3000] for a in articles[:4]]
     order = np.random.default_rng(args.seed).permutation(len(articles))
     held_out = [articles[i] for i in order[:args.held_out]]
     train = [articles[i] for i in order[args.held_out:]]
@@ -98,34 +78,24 @@ def main():
 
     # === Byte-level BPE from the training articles ===
     t = time.time()
-    vocabulary, merges = compute_byte_pair_merges(
-        [line for article in train for line in article.split("\n")],
-        vocabulary_size=args.vocabulary_size)
-    tokenizer = GPTTokenizer(vocabulary, merges)
+    tokenizer = train_tokenizer(train, args.vocabulary_size)
     train_blocks, train_tokens = token_blocks(tokenizer, train, args.sequence_length)
     eval_blocks, eval_tokens = token_blocks(tokenizer, held_out, args.sequence_length)
-    print(f"BPE: {len(vocabulary)} tokens, {len(merges)} merges "
+    print(f"BPE: {tokenizer.vocabulary_size()} tokens "
           f"({time.time() - t:.0f} s); {train_tokens:,} training tokens in "
           f"{len(train_blocks)} blocks, {eval_tokens:,} held-out tokens")
 
     # === Model: GPT-2 arrangement (pre-norm, final layer norm, tied head) ===
-    backbone = GPTBackbone(
-        vocabulary_size=len(vocabulary), num_layers=args.num_layers,
-        num_heads=args.num_heads, hidden_dim=args.hidden_dim,
-        intermediate_dim=4 * args.hidden_dim,
-        max_sequence_length=args.sequence_length, dropout=args.dropout)
-    preprocessor = GPTCausalLMPreprocessor(tokenizer,
-                                           sequence_length=args.sequence_length)
-    model = GPTCausalLM(backbone, preprocessor)
-    schedule = keras.optimizers.schedules.CosineDecay(
-        0.0, decay_steps=100_000, warmup_target=args.learning_rate, warmup_steps=200)
-    model.compile(optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01,
-                                                   clipnorm=1.0))
+    model = build_causal_lm(
+        tokenizer, args.sequence_length, num_layers=args.num_layers,
+        hidden_dim=args.hidden_dim, num_heads=args.num_heads, dropout=args.dropout,
+        learning_rate=args.learning_rate)
+    backbone = model.backbone
     print(f"GPTCausalLM: {backbone.count_params():,} parameters "
           f"({args.num_layers} layers, hidden {args.hidden_dim})")
     ppl, loss = perplexity(model, eval_blocks, 64)
     print(f"before training: held-out perplexity {ppl:,.0f} (loss {loss:.3f}; "
-          f"uniform over the vocabulary would be {len(vocabulary)})")
+          f"uniform over the vocabulary would be {tokenizer.vocabulary_size()})")
 
     # === Training on token blocks, for a wall-clock budget ===
     x, y = as_inputs(train_blocks)
@@ -149,12 +119,13 @@ def main():
 
     # === Samples ===
     t = time.time()
-    greedy = restored.generate(PROMPTS, max_length=40)
+    max_length = 24 if args.smoke else 40
+    greedy = restored.generate(PROMPTS, max_length=max_length)
     print(f"greedy ({time.time() - t:.1f} s, compile included):")
     for text in greedy:
         print("  " + " ".join(text.split()))
     t = time.time()
-    sampled = restored.generate(PROMPTS, max_length=40,
+    sampled = restored.generate(PROMPTS, max_length=max_length,
                                 sampler=TopPSampler(p=0.9, seed=args.seed))
     print(f"top-p 0.9 ({time.time() - t:.1f} s):")
     for text in sampled:

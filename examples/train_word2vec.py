@@ -25,23 +25,25 @@ import time
 WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9]+")
 
 
-def write_corpus(path):
+def write_corpus(path, max_lines=None):
     """gensim's Wikipedia excerpt + Lee corpus as one tokenized paragraph a
-    line; returns the number of words. Written once, then reused."""
+    line (the first ``max_lines``); returns the number of words. Written
+    once, then reused."""
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             return sum(len(line.split()) for line in f)
     from kzoo.datasets import enwiki_excerpt, lee_background
 
-    words = 0
+    words = lines = 0
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         for text in enwiki_excerpt() + lee_background():
             for paragraph in text.splitlines():
                 tokens = WORD.findall(paragraph.lower())
-                if len(tokens) > 1:
+                if len(tokens) > 1 and lines != max_lines:
                     f.write(" ".join(tokens) + "\n")
                     words += len(tokens)
+                    lines += 1
     os.replace(path + ".tmp", path)
     return words
 
@@ -119,9 +121,14 @@ def main(argv=None):
     parser.add_argument("--only", choices=("kzoo", "gensim"))
     parser.add_argument("--save", default=None,
                         help="write kzoo's vectors here (word2vec text format)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="200 paragraphs, 16 dimensions, one epoch: checks it runs "
+                             "(pass a --corpus path of its own)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.dim, args.epochs, args.min_count, args.batch_size = 16, 1, 2, 512
 
-    words = write_corpus(args.corpus)
+    words = write_corpus(args.corpus, max_lines=200 if args.smoke else None)
     import keras
 
     print(f"corpus: {args.corpus}, {words:,} words; "

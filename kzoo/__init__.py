@@ -6,6 +6,9 @@ Keras serialization. Model classes are also available at the top level
 """
 
 from kzoo.version import __version__  # noqa: F401
+from kzoo.cli.environment import command_line_setup  # noqa: E402
+
+command_line_setup()  # the `kzoo` command's --backend, before Keras is imported
 
 from kzoo import (  # noqa: E402,F401
     analysis,
@@ -20,6 +23,7 @@ from kzoo import (  # noqa: E402,F401
     presets,
     samplers,
     tokenizers,
+    training,
 )
 
 # Every model class at the top level too: kzoo.BertClassifier, kzoo.BertBackbone, ...

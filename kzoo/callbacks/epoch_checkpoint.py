@@ -1,0 +1,109 @@
+"""The whole training state at every epoch's end, to resume a killed run."""
+
+import json
+import os
+
+import keras
+import numpy as np
+
+STATE = "state.json"
+
+
+def _seed_states(model):
+    """The state variables of every ``keras.random.SeedGenerator`` in the
+    model (dropout and other random layers): ``save_weights`` leaves them
+    out, and a resumed run must draw what the uninterrupted run drew."""
+    return [g.state for layer in model._flatten_layers()
+            for g in getattr(layer, "_seed_generators", ())]
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves weights, optimizer, random states and history after each epoch.
+
+    Like ``keras.callbacks.BackupAndRestore``, with three differences that
+    make a killed run continue exactly: the random layers' seed states are
+    saved too (so dropout draws on as if never stopped); the epoch's files
+    are written under new names and ``state.json``, which names them, is
+    replaced last by an atomic rename, so a kill or Ctrl-C at any moment
+    leaves the previous checkpoint whole; and the caller may store its own
+    data position (``extra``) beside it. ``restore`` puts a checkpoint back
+    into a built, compiled model and returns where to start.
+
+    Args:
+        directory: str. Where the checkpoint lives (created if needed).
+        history: dict or None. Curves of the epochs before this ``fit``
+            (from ``restore``): the saved history continues them.
+        extra: callable or None. Returns a JSON-able dict saved with each
+            checkpoint (e.g. a data position); ``restore`` gives it back.
+
+    Example:
+    >>> import tempfile
+    >>> directory = tempfile.mkdtemp()
+    >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    >>> model.compile("sgd", "mse")
+    >>> _ = model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=2, verbose=0,
+    ...               callbacks=[kzoo.callbacks.EpochCheckpoint(directory)])
+    >>> state = kzoo.callbacks.EpochCheckpoint.restore(model, directory)
+    >>> state["epoch"], len(state["history"]["loss"])
+    (2, 2)
+    """
+
+    def __init__(self, directory, history=None, extra=None):
+        super().__init__()
+        self.directory = directory
+        self.history = {k: list(v) for k, v in (history or {}).items()}
+        self.extra = extra
+
+    def on_epoch_end(self, epoch, logs=None):
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(float(value))
+        self.save(epoch + 1)
+
+    def save(self, epoch):
+        """Writes the checkpoint of ``epoch`` finished epochs."""
+        os.makedirs(self.directory, exist_ok=True)
+        name = f"epoch-{epoch}"
+        weights = os.path.join(self.directory, f"{name}.weights.h5")
+        seeds = os.path.join(self.directory, f"{name}.seeds.npz")
+        self.model.save_weights(weights + ".tmp.weights.h5")
+        os.replace(weights + ".tmp.weights.h5", weights)
+        with open(seeds + ".tmp", "wb") as f:
+            np.savez(f, *[keras.ops.convert_to_numpy(v.value)
+                          for v in _seed_states(self.model)])
+        os.replace(seeds + ".tmp", seeds)
+        state = {"epoch": epoch, "weights": os.path.basename(weights),
+                 "seeds": os.path.basename(seeds), "history": self.history,
+                 "extra": self.extra() if self.extra else {}}
+        path = os.path.join(self.directory, STATE)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(state, f)
+        os.replace(path + ".tmp", path)
+        for old in os.listdir(self.directory):  # earlier epochs' files
+            if old.startswith("epoch-") and not old.startswith(name + "."):
+                os.remove(os.path.join(self.directory, old))
+
+    @staticmethod
+    def restore(model, directory):
+        """Loads the last checkpoint in ``directory`` into ``model`` (built
+        and compiled as for the saved run). Returns ``{"epoch": finished
+        epochs, "history": ..., "extra": ...}``; epoch 0 and nothing loaded
+        when there is no checkpoint."""
+        path = os.path.join(directory, STATE)
+        if not os.path.exists(path):
+            return {"epoch": 0, "history": {}, "extra": {}}
+        with open(path, encoding="utf-8") as f:
+            state = json.load(f)
+        if model.optimizer is not None and not model.optimizer.built:
+            model.optimizer.build(model.trainable_variables)
+        model.load_weights(os.path.join(directory, state["weights"]))
+        with np.load(os.path.join(directory, state["seeds"])) as saved:
+            values = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        variables = _seed_states(model)
+        if len(values) != len(variables):
+            raise ValueError(
+                f"The checkpoint in {directory} has {len(values)} random-layer "
+                f"states but the model has {len(variables)}: it was saved by "
+                "another model. Delete the folder to start over.")
+        for variable, value in zip(variables, values):
+            variable.assign(value)
+        return state

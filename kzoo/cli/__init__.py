@@ -1,0 +1,87 @@
+"""The ``kzoo`` command: one entry point, one module per subcommand.
+
+Each subcommand module holds ``HELP`` (one line), ``EXAMPLES`` (shown by
+``--help``), ``add_arguments(parser)`` and ``run(args)``. Nothing here
+imports Keras: ``--backend`` must set ``KERAS_BACKEND`` before it is
+imported, and ``kzoo --help`` should answer at once.
+"""
+
+import argparse
+import difflib
+import importlib
+import re
+import sys
+
+from kzoo.cli.environment import BACKENDS, CommandError, prepare
+
+COMMANDS = ("demo", "presets", "pretrain", "finetune", "evaluate", "export",
+            "embed", "generate", "similar", "bench", "polysemy")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that suggests the nearest valid choice or option."""
+
+    def error(self, message):
+        hint = None
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2))
+            hint = difflib.get_close_matches(choice.group(1), options, n=1)
+        unknown = re.search(r"unrecognized arguments: (.*)", message)
+        if unknown:
+            known = [o for action in self._actions for o in action.option_strings]
+            for word in unknown.group(1).split():
+                if word.startswith("-"):
+                    hint = difflib.get_close_matches(word.split("=")[0], known, n=1)
+                    if hint:
+                        break
+        if hint:
+            message += f"; did you mean {hint[0]!r}?"
+        super().error(message)
+
+
+def _add_common(parser):
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
+                        help="Keras backend (sets KERAS_BACKEND; default: "
+                             "KERAS_BACKEND, else tensorflow)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep TensorFlow's / XLA's log lines and show tracebacks")
+
+
+def build_parser():
+    parser = Parser(
+        prog="kzoo", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="word2vec, ELMo, GPT and BERT on Keras 3 (TensorFlow, JAX, "
+                    "PyTorch).\n\nRun `kzoo COMMAND --help` for a command's "
+                    "options and an example.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=Parser)
+    for name in COMMANDS:
+        module = importlib.import_module(f"kzoo.cli.{name}")
+        command = sub.add_parser(
+            name, help=module.HELP, description=module.HELP,
+            epilog="example:\n" + module.EXAMPLES.strip("\n"),
+            formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(command)
+        _add_common(command)
+        command.set_defaults(module=module)
+    return parser
+
+
+def main(argv=None):
+    """Runs ``kzoo`` with ``argv`` (default ``sys.argv[1:]``); returns the
+    exit status (0 done, 1 failed, 2 bad usage or input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        prepare(args.backend, args.verbose)
+        return args.module.run(args) or 0
+    except (CommandError, FileNotFoundError, ValueError, KeyError) as exc:
+        if args.verbose:
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"kzoo {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""``kzoo embed``: vectors for sentences (BERT, ELMo) or words (word2vec)."""
+
+HELP = "sentence vectors (BERT, ELMo) or word vectors (word2vec) to .npy or stdout"
+EXAMPLES = """
+  kzoo embed --model minilm_l6_en_uncased --text "a witty film" --text "a dull one"
+  kzoo embed --model runs/elmo --input sentences.txt --output vectors.npy
+  kzoo embed --model runs/w2v --text king --text queen
+
+BERT gives the mean of the last layer over a sentence's tokens, ELMo the mean
+of its layers' average over the words; word vectors take one word per text.
+On stdout each input gets one line of numbers.
+"""
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True,
+                        help="a BERT or ELMo preset, a word2vec folder or a "
+                             "word2vec .txt / .bin file")
+    parser.add_argument("--text", action="append", default=[],
+                        help="a sentence (or word); repeat for several")
+    parser.add_argument("--input", metavar="FILE", help="one sentence (or word) a line")
+    parser.add_argument("--output", metavar="FILE.npy", help="default: stdout")
+    parser.add_argument("--sequence-length", type=int, default=128, help="BERT")
+    parser.add_argument("--batch-size", type=int, default=32)
+
+
+def _inputs(args):
+    from kzoo.cli.environment import CommandError
+
+    texts = list(args.text)
+    if args.input:
+        with open(args.input, encoding="utf-8") as f:  # FileNotFoundError names it
+            texts += [line.strip() for line in f if line.strip()]
+    if not texts:
+        raise CommandError("nothing to embed: pass --text TEXT or --input FILE.")
+    return texts
+
+
+def _bert(preset, texts, args):
+    import numpy as np
+    from keras import ops
+
+    import kzoo
+
+    backbone = kzoo.models.BertBackbone.from_preset(preset)
+    preprocessor = kzoo.models.BertClassifierPreprocessor.from_preset(
+        preset, sequence_length=args.sequence_length)
+    rows = []
+    for start in range(0, len(texts), args.batch_size):
+        inputs = preprocessor(texts[start:start + args.batch_size])
+        hidden = backbone(inputs)["sequence_output"]
+        mask = ops.cast(ops.expand_dims(inputs["padding_mask"], -1), hidden.dtype)
+        rows.append(ops.convert_to_numpy(
+            ops.sum(hidden * mask, axis=1) / ops.sum(mask, axis=1)))
+    return np.concatenate(rows)
+
+
+def _elmo(preset, texts, args):
+    import numpy as np
+
+    import kzoo
+
+    embedder = kzoo.models.ElmoEmbedder.from_preset(preset)
+    tokens = [text.split() for text in texts]
+    return np.stack([vectors.mean(axis=(0, 1)) for vectors in
+                     embedder.embed_sentences(tokens, batch_size=args.batch_size)])
+
+
+def _words(wv, texts):
+    import numpy as np
+
+    missing = [t for t in texts if t not in wv]
+    if missing:
+        raise KeyError(f"not in the vocabulary: {', '.join(missing)}")
+    return np.stack([wv[t] for t in texts])
+
+
+def run(args):
+    import os
+    import sys
+
+    import numpy as np
+
+    from kzoo.cli.environment import CommandError
+    from kzoo.cli.loading import family, load_word_vectors
+
+    texts = _inputs(args)
+    kind = "word2vec" if os.path.isfile(args.model) else family(args.model)
+    if kind == "word2vec":
+        vectors = _words(load_word_vectors(args.model), texts)
+    elif kind == "bert":
+        vectors = _bert(args.model, texts, args)
+    elif kind == "elmo":
+        vectors = _elmo(args.model, texts, args)
+    else:
+        raise CommandError(f"{args.model} is a {kind} model; kzoo embed takes BERT, "
+                           "ELMo or word2vec.")
+    vectors = np.asarray(vectors, "float32")
+    if args.output:
+        np.save(args.output, vectors)
+        print(f"wrote {vectors.shape[0]} vectors of {vectors.shape[1]} to {args.output}",
+              file=sys.stderr)
+    else:
+        np.savetxt(sys.stdout, vectors, fmt="%.6g")
+    return 0

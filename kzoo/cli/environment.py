@@ -1,0 +1,100 @@
+"""The backend and the log noise, set before Keras is imported."""
+
+import importlib.util
+import logging
+import os
+import sys
+
+BACKENDS = ("tensorflow", "jax", "torch")
+# What each backend needs, as pyproject pins it.
+PACKAGES = {"tensorflow": ("tensorflow", "tensorflow==2.21.0"),
+            "jax": ("jax", "jax[cpu]==0.10.2"),
+            "torch": ("torch", "torch==2.13.0")}
+
+
+class CommandError(Exception):
+    """Bad input to a command: the message says what and how to fix it."""
+
+
+def _quiet_import(*modules):
+    """Imports the modules with file descriptor 2 closed: TensorFlow's C++
+    logging writes its start-up lines ("All log messages before
+    absl::InitializeLog()", oneDNN, cuda) there before any setting of
+    Python's can stop it."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def _missing_backend(backend):
+    module, pip = PACKAGES[backend]
+    if importlib.util.find_spec(module) is None:
+        return (f"the {backend} backend needs the {module} package, which is "
+                f"not installed: pip install '{pip}'")
+    return None
+
+
+def _option(argv, name):
+    for i, word in enumerate(argv):
+        if word == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(name + "="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def command_line_setup():
+    """Run by ``kzoo/__init__.py`` before it imports Keras, and only when
+    the process is the ``kzoo`` command (the console script imports the
+    package before ``main`` can parse anything): applies ``--backend`` and,
+    without ``--verbose``, imports TensorFlow and Keras with their start-up
+    log lines silenced."""
+    argv = list(sys.argv)
+    command = os.path.basename(argv[0]) if argv else ""
+    via_module = getattr(sys, "orig_argv", [])[1:3] == ["-m", "kzoo.cli"]
+    if command != "kzoo" and not via_module:
+        return
+    backend = _option(argv, "--backend")
+    if backend in BACKENDS:
+        os.environ["KERAS_BACKEND"] = backend
+    chosen = os.environ.get("KERAS_BACKEND", "tensorflow")
+    if chosen in PACKAGES and _missing_backend(chosen):
+        sys.exit(f"kzoo: error: {_missing_backend(chosen)}")
+    if "--verbose" not in argv:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        _quiet_import("tensorflow", "tensorflow_text", "keras")
+
+
+def prepare(backend=None, verbose=False):
+    """Sets ``KERAS_BACKEND`` (checking that its package is installed), then
+    imports Keras and kzoo, silently unless ``verbose``."""
+    if backend:
+        if "keras" in sys.modules:
+            import keras
+
+            if keras.config.backend() != backend:
+                raise CommandError(
+                    f"Keras is already imported with the {keras.config.backend()} "
+                    f"backend in this process; run kzoo in a new process for "
+                    f"--backend {backend}.")
+        os.environ["KERAS_BACKEND"] = backend
+    chosen = backend or os.environ.get("KERAS_BACKEND", "tensorflow")
+    if chosen in PACKAGES and _missing_backend(chosen):
+        raise CommandError(_missing_backend(chosen))
+    if verbose:
+        import kzoo  # noqa: F401
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    _quiet_import("tensorflow", "keras", "kzoo")
+    import absl.logging
+
+    absl.logging.set_verbosity(absl.logging.ERROR)
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)

@@ -1,0 +1,45 @@
+"""``kzoo export``: a preset folder → a SavedModel that takes raw strings."""
+
+HELP = "export a trained model as a TensorFlow SavedModel (string inputs)"
+EXAMPLES = """
+  kzoo export --model runs/sentiment --output exported/sentiment
+  kzoo export --model runs/sentiment --output serving/sentiment --version 1
+  kzoo export --model runs/elmo --output exported/elmo     # TF-Hub ELMo signatures
+
+Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
+tf.saved_model.load(DIR).signatures["serving_default"](text=tf.constant([...])).
+"""
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True,
+                        help="a folder written by kzoo pretrain / finetune")
+    parser.add_argument("--output", required=True, help="the SavedModel folder")
+    parser.add_argument("--version", type=int, default=None,
+                        help="write OUTPUT/VERSION/ (TF Serving's layout)")
+    parser.add_argument("--sequence-length", type=int, default=None,
+                        help="fix the serving sequence length (default the "
+                             "preprocessor's)")
+
+
+def run(args):
+    import os
+
+    import kzoo
+    from kzoo.cli.loading import family, load_task
+
+    if not os.path.exists(args.model) and os.sep in args.model:
+        raise FileNotFoundError(f"the model folder {args.model} does not exist")
+    if family(args.model) == "elmo":
+        embedding = kzoo.models.ElmoEmbedding.from_preset(args.model)
+        kzoo.export.elmo_hub_module(embedding, args.output, version=args.version)
+        kind = "TF-Hub ELMo signatures (default: sentences; tokens: tokens + sequence_len)"
+    else:
+        task = load_task(args.model, what="kzoo export")
+        kzoo.export.saved_model(task, args.output, sequence_length=args.sequence_length,
+                                version=args.version)
+        kind = f"{type(task).__name__}, serving_default takes raw strings"
+    where = args.output if args.version is None else os.path.join(
+        args.output, str(args.version))
+    print(f"exported a SavedModel to {where} ({kind})")
+    return 0

@@ -1,0 +1,78 @@
+"""GPT pretraining: a byte-level BPE, token blocks, a small GPT-2 to train.
+
+Used by ``kzoo pretrain gpt`` and ``examples/pretrain_gpt.py``.
+"""
+
+import math
+
+import keras
+import numpy as np
+
+from kzoo.models.gpt.gpt_backbone import GPTBackbone
+from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
+from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor
+from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
+from kzoo.tokenizers import compute_byte_pair_merges
+
+
+def train_tokenizer(articles, vocabulary_size):
+    """A byte-level BPE (GPT-2's scheme) learned from the articles' lines."""
+    vocabulary, merges = compute_byte_pair_merges(
+        [line for article in articles for line in article.split("\n")],
+        vocabulary_size=vocabulary_size)
+    return GPTTokenizer(vocabulary, merges)
+
+
+def token_blocks(tokenizer, articles, length):
+    """The articles as one stream, ``<|endoftext|>`` before each, cut into
+    ``[blocks, length + 1]`` (the tail shorter than a block is dropped).
+    Returns the blocks and the stream's length in tokens."""
+    eos = tokenizer.end_token_id
+    stream = []
+    for article in articles:
+        # Paragraph by paragraph (the same tokens as the whole article, as
+        # GPT-2's pre-tokenization never merges across a newline), which keeps
+        # the tokenizer's memory small.
+        stream.append(eos)
+        for ids in tokenizer([line + "\n" for line in article.split("\n")]):
+            stream.extend(int(t) for t in ids)
+    stream = np.asarray(stream, dtype="int32")
+    count = max((len(stream) - 1) // length, 0)
+    if count == 0:
+        raise ValueError(
+            f"the text makes {len(stream)} tokens, fewer than one block of "
+            f"{length + 1}: give more text or a shorter sequence length.")
+    starts = np.arange(count) * length
+    return np.stack([stream[s:s + length + 1] for s in starts]), len(stream)
+
+
+def as_inputs(blocks):
+    """Token blocks → the causal LM's ``(x, y)``: each token predicts the next."""
+    x = {"token_ids": blocks[:, :-1], "padding_mask": np.ones_like(blocks[:, :-1])}
+    return x, blocks[:, 1:]
+
+
+def perplexity(model, blocks, batch_size=64):
+    """``(perplexity, loss)`` of the model on token blocks."""
+    x, y = as_inputs(blocks)
+    loss = model.evaluate(x, y, batch_size=batch_size, verbose=0,
+                          return_dict=True)["loss"]
+    return math.exp(loss), loss
+
+
+def build_causal_lm(tokenizer, sequence_length, num_layers=4, hidden_dim=128,
+                    num_heads=4, dropout=0.1, learning_rate=1e-3, warmup_steps=200):
+    """A GPT-2 style ``GPTCausalLM`` (pre-norm, tied head) compiled with
+    AdamW, a linear warm-up and a cosine decay."""
+    backbone = GPTBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=num_layers,
+        num_heads=num_heads, hidden_dim=hidden_dim, intermediate_dim=4 * hidden_dim,
+        max_sequence_length=sequence_length, dropout=dropout)
+    preprocessor = GPTCausalLMPreprocessor(tokenizer, sequence_length=sequence_length)
+    model = GPTCausalLM(backbone, preprocessor)
+    schedule = keras.optimizers.schedules.CosineDecay(
+        0.0, decay_steps=100_000, warmup_target=learning_rate,
+        warmup_steps=warmup_steps)
+    model.compile(optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01,
+                                                   clipnorm=1.0))
+    return model

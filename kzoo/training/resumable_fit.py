@@ -1,0 +1,96 @@
+"""``fit`` that checkpoints every epoch and continues a killed run."""
+
+import importlib.util
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from kzoo.callbacks import EpochCheckpoint, TrainingCurves
+
+
+def shuffled_epoch(data, epoch, batch_size, seed=0):
+    """``data`` (arrays, lists or a dict / tuple of them) in the order of
+    ``epoch``, batched: a ``tf.data.Dataset``.
+
+    The order depends only on ``(seed, epoch)``, not on how many epochs ran
+    before in this process, so a resumed run sees each epoch's batches
+    exactly as an uninterrupted one would.
+
+    Example:
+    >>> ds = kzoo.training.shuffled_epoch(np.arange(6), epoch=1, batch_size=3)
+    >>> sorted(int(v) for batch in ds for v in batch)
+    [0, 1, 2, 3, 4, 5]
+    """
+    leaves = tf.nest.flatten(data)
+    size = len(leaves[0])
+    order = np.random.default_rng([seed, epoch]).permutation(size)
+    taken = tf.nest.map_structure(lambda v: np.asarray(v)[order], data)
+    return tf.data.Dataset.from_tensor_slices(taken).batch(batch_size)
+
+
+def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
+                  title=None, **fit_kwargs):
+    """Trains ``model`` to ``epochs`` epochs, resuming from ``run_dir``.
+
+    ``run_dir`` gets ``checkpoint/`` (``kzoo.callbacks.EpochCheckpoint``,
+    written after every epoch), ``curves.png`` (``TrainingCurves``, when
+    matplotlib is installed) and ``tensorboard/``
+    (``keras.callbacks.TensorBoard``, when tensorboard is installed). When ``checkpoint/``
+    exists, the model (built and compiled as before) gets its weights,
+    optimizer and random states back and training goes on from the next
+    epoch: the same command, run again after a kill, finishes the run.
+
+    Args:
+        model: a compiled ``keras.Model``.
+        epochs: int. Epochs in all (finished ones included).
+        run_dir: str. The run's folder.
+        data_for_epoch: callable ``epoch -> data`` for ``fit``, one call per
+            epoch (``shuffled_epoch`` gives a resumable order).
+        data: or one dataset for all epochs (a corpus read in order, e.g.
+            word2vec's stream): one ``fit`` call from the resumed epoch.
+        title: str or None. The curves' title.
+        **fit_kwargs: for ``model.fit`` (``validation_data``, ``verbose``).
+
+    Returns:
+        The history of all epochs (a dict, as ``History.history``).
+    """
+    if (data_for_epoch is None) == (data is None):
+        raise ValueError("pass exactly one of `data_for_epoch` and `data`.")
+    checkpoint_dir = os.path.join(run_dir, "checkpoint")
+    state = EpochCheckpoint.restore(model, checkpoint_dir)
+    start = state["epoch"]
+    if start:
+        print(f"resuming from {checkpoint_dir}: {start} of {epochs} epochs done",
+              flush=True)
+    checkpoint = EpochCheckpoint(checkpoint_dir, history=state["history"])
+    callbacks = [checkpoint] + _optional_callbacks(run_dir, state["history"], title)
+    if data is not None:
+        if start < epochs:
+            model.fit(data, epochs=epochs, initial_epoch=start,
+                      callbacks=callbacks, **fit_kwargs)
+    else:
+        for epoch in range(start, epochs):
+            model.fit(data_for_epoch(epoch), epochs=epoch + 1, initial_epoch=epoch,
+                      callbacks=callbacks, shuffle=False, **fit_kwargs)
+    return checkpoint.history
+
+
+def _optional_callbacks(run_dir, history, title):
+    """Curves (matplotlib) and TensorBoard logs (tensorboard), each skipped
+    with a message when its package is not installed."""
+    callbacks, missing = [], []
+    if importlib.util.find_spec("matplotlib"):
+        callbacks.append(TrainingCurves(os.path.join(run_dir, "curves.png"),
+                                        history=history, title=title))
+    else:
+        missing.append("curves.png (pip install matplotlib)")
+    if importlib.util.find_spec("tensorboard"):
+        callbacks.append(keras.callbacks.TensorBoard(
+            os.path.join(run_dir, "tensorboard"), write_graph=False))
+    else:
+        missing.append("TensorBoard logs (pip install tensorboard)")
+    if missing:
+        print(f"skipped: {'; '.join(missing)}", flush=True)
+    return callbacks
