@@ -1,5 +1,7 @@
 """Base class of every kzoo backbone."""
 
+import warnings
+
 import keras
 
 from kzoo.api_export import kzoo_export
@@ -56,8 +58,11 @@ class Backbone(keras.Model):
         # Not keras.Model.get_config: that returns the layer graph. Each
         # subclass adds its own constructor arguments.
         config = {"name": self.name, "trainable": self.trainable}
-        if self.dtype_policy.name != keras.config.dtype_policy().name:
-            config["dtype"] = keras.dtype_policies.serialize(self.dtype_policy)
+        dtype = self._quantized_dtype_map() or self.dtype_policy
+        if dtype.name != keras.config.dtype_policy().name:
+            config["dtype"] = keras.dtype_policies.serialize(dtype)
+        if getattr(self, "lora_rank", None):
+            config["lora_rank"] = self.lora_rank
         return config
 
     @classmethod
@@ -65,7 +70,71 @@ class Backbone(keras.Model):
         config = dict(config)
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        return cls(**config)
+        lora_rank = config.pop("lora_rank", None)
+        backbone = cls(**config)
+        if lora_rank:
+            backbone.enable_lora(lora_rank)
+        return backbone
+
+    # --- LoRA and quantization (keras' own layers do the work) ---
+    #: layers ``enable_lora`` adapts: the attention projections (by name)
+    lora_layer_names = ("query", "value", "query_dense", "value_dense",
+                        "query_key_value_dense")
+    #: ``quantize`` modes whose presets round-trip
+    quantization_modes = ("int8",)
+
+    def enable_lora(self, rank):
+        """Freezes the backbone and adds trainable rank-``rank`` adapters
+        (LoRA: ``W + A @ B``, ``B`` starting at zero) to its attention
+        projections (``lora_layer_names``), keras-hub's habit.
+
+        After this only the adapters train. ``save_to_preset`` writes the
+        merged weights and the rank; ``from_preset`` re-adds the adapters.
+
+        Args:
+            rank: positive int.
+        """
+        check_positive_ints(f"{type(self).__name__}.enable_lora", rank=rank)
+        if getattr(self, "lora_rank", None):
+            raise ValueError(
+                f"LoRA is already enabled on this {type(self).__name__} (rank "
+                f"{self.lora_rank}); enable it once.")
+        targets = [layer for layer in self._flatten_layers(include_self=False)
+                   if layer.name in self.lora_layer_names
+                   and hasattr(layer, "enable_lora")]
+        if not targets:
+            raise ValueError(
+                f"{type(self).__name__} has no attention projection named "
+                f"{'/'.join(self.lora_layer_names)} to put LoRA adapters on.")
+        for layer in self._flatten_layers(include_self=False):
+            layer.trainable = False
+        for layer in targets:
+            layer.trainable = True
+            layer.enable_lora(rank)
+            if getattr(layer, "bias", None) is not None:
+                layer.bias.trainable = False  # only the adapters train
+        self.lora_rank = rank
+
+    def quantize(self, mode=None, **kwargs):
+        """Keras' post-training quantization of the dense and embedding
+        layers (``"int8"``: int8 weights, per-channel scales). The config
+        records each quantized layer's policy (a ``DTypePolicyMap``), so
+        ``save_to_preset`` / ``from_preset`` round-trip the int8 weights."""
+        if mode not in self.quantization_modes:
+            raise ValueError(
+                f"{type(self).__name__}.quantize supports the modes "
+                f"{self.quantization_modes}, got {mode!r}.")
+        with warnings.catch_warnings():  # "Layer X does not have a quantize method"
+            warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
+            super().quantize(mode, **kwargs)
+
+    def _quantized_dtype_map(self):
+        policy_map = keras.dtype_policies.DTypePolicyMap(
+            default_policy=self.dtype_policy)
+        for layer in self._flatten_layers(include_self=False):
+            if getattr(layer, "quantization_mode", None) is not None:
+                policy_map[layer.path] = layer.dtype_policy
+        return policy_map if len(policy_map) else None
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **config_overrides):

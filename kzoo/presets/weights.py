@@ -94,6 +94,17 @@ def load_weights(model, path, objects_to_skip=None):
         for variable, value in zip(model.weights, snapshot):
             variable.assign(value)
         raise PresetError(_explain(exc, model, path)) from exc
+    _restart_lora(model)
+
+
+def _restart_lora(model):
+    """Keras loads LoRA layers with the adapters merged into the kernel and
+    both adapter matrices zero, where no gradient reaches them: ``A`` gets a
+    fresh initialization (``B`` stays zero, so the outputs do not change)."""
+    for layer in model._flatten_layers():
+        if getattr(layer, "lora_enabled", False):
+            a = layer.lora_kernel_a
+            a.assign(keras.initializers.HeUniform()(a.shape))
 
 
 def not_head(task):

@@ -106,3 +106,20 @@ def test_real_minilm_sentence_embeddings_equal_transformers(minilm_embedder):
     similarity = minilm_embedder.similarity(SENTENCES[:2], SENTENCES)
     assert_allclose(similarity, expected[:2] @ expected.T, atol=1e-5)
     assert similarity[0, 1] > 0.5 > similarity[0, 3]
+
+
+@needs_minilm
+def test_real_minilm_int8_keeps_the_embeddings(minilm_embedder, tmp_path):
+    expected = to_numpy(minilm_embedder.predict(SENTENCES, verbose=0))
+    # A copy of the fixture's backbone (the fixture stays float32).
+    source = minilm_embedder.backbone
+    backbone = type(source).from_config(source.get_config())
+    backbone.set_weights(source.get_weights())
+    model = BertTextEmbedder(backbone, minilm_embedder.preprocessor)
+    model.quantize("int8")
+    found = to_numpy(model.predict(SENTENCES, verbose=0))
+    cosine = np.sum(found * expected, axis=-1)  # both unit length
+    assert cosine.min() >= 0.99, cosine
+    model.save_to_preset(tmp_path / "int8")
+    restored = BertTextEmbedder.from_preset(str(tmp_path / "int8"))
+    assert_allclose(restored.predict(SENTENCES, verbose=0), found, atol=1e-5)

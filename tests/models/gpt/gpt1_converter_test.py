@@ -86,7 +86,7 @@ def test_classifier_and_multiple_choice_fine_tune(hf_folder):
         assert model.backbone.vocabulary_size == tokenizer.vocabulary_size()
         packed = to_numpy(model.preprocessor(x)["token_ids"])
         assert packed[0, 0] == tokenizer.token_to_id("<|start|>")
-        history = model.fit(x, labels, batch_size=4, epochs=2, verbose=0)
+        history = model.fit(x, labels, batch_size=4, epochs=1, verbose=0)
         assert np.isfinite(history.history["loss"]).all()
     # Multiple choice: each (context, answer) sequence scored, softmaxed.
     model = kzoo.models.GPTMultipleChoice.from_preset(
