@@ -120,6 +120,29 @@ def _weight_map(backbone, embedding_names=("wte.weight", "wpe.weight"),
     return entries
 
 
+def _gpt_backbone_config(config, activation, normalize_first, intermediate_dim=None):
+    """The GPTBackbone config of a GPT-1 or GPT-2 ``config.json`` (same keys:
+    ``n_embd``, ``n_layer``, ``n_head``, ``n_positions``, ...)."""
+    hidden = int(config["n_embd"])
+    return {
+        "module": "kzoo.models.gpt.gpt_backbone",
+        "class_name": "GPTBackbone",
+        "registered_name": "kzoo>GPTBackbone",
+        "config": {
+            "vocabulary_size": int(config["vocab_size"]),
+            "num_layers": int(config["n_layer"]),
+            "num_heads": int(config["n_head"]),
+            "hidden_dim": hidden,
+            "intermediate_dim": intermediate_dim or 4 * hidden,
+            "dropout": float(config["resid_pdrop"]),
+            "max_sequence_length": int(config["n_positions"]),
+            "layer_norm_epsilon": float(config["layer_norm_epsilon"]),
+            "activation": activation,
+            "normalize_first": normalize_first,
+        },
+    }
+
+
 class HuggingFaceGPT2Source(PresetSource):
     """A Hugging Face (transformers) GPT-2 checkpoint folder."""
 
@@ -154,25 +177,9 @@ class HuggingFaceGPT2Source(PresetSource):
             raise PresetError(
                 f"{where} has activation_function={act!r}, which kzoo does not "
                 f"map; known: {', '.join(sorted(_ACTIVATIONS))}.")
-        hidden = int(config["n_embd"])
         inner = config["n_inner"]
-        return {
-            "module": "kzoo.models.gpt.gpt_backbone",
-            "class_name": "GPTBackbone",
-            "registered_name": "kzoo>GPTBackbone",
-            "config": {
-                "vocabulary_size": int(config["vocab_size"]),
-                "num_layers": int(config["n_layer"]),
-                "num_heads": int(config["n_head"]),
-                "hidden_dim": hidden,
-                "intermediate_dim": int(inner) if inner else 4 * hidden,
-                "dropout": float(config["resid_pdrop"]),
-                "max_sequence_length": int(config["n_positions"]),
-                "layer_norm_epsilon": float(config["layer_norm_epsilon"]),
-                "activation": _ACTIVATIONS[act],
-                "normalize_first": True,
-            },
-        }
+        return _gpt_backbone_config(config, _ACTIVATIONS[act], normalize_first=True,
+                                    intermediate_dim=int(inner) if inner else None)
 
     def load_backbone_weights(self, backbone):
         """Copies the checkpoint into ``backbone``, all or nothing.
@@ -285,24 +292,8 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
             raise PresetError(
                 f"{self.path / CONFIG_FILE} has afn={act!r}, which kzoo does not "
                 f"map; known: {', '.join(sorted(_OPENAI_GPT_ACTIVATIONS))}.")
-        hidden = int(config["n_embd"])
-        return {
-            "module": "kzoo.models.gpt.gpt_backbone",
-            "class_name": "GPTBackbone",
-            "registered_name": "kzoo>GPTBackbone",
-            "config": {
-                "vocabulary_size": int(config["vocab_size"]),
-                "num_layers": int(config["n_layer"]),
-                "num_heads": int(config["n_head"]),
-                "hidden_dim": hidden,
-                "intermediate_dim": 4 * hidden,
-                "dropout": float(config["resid_pdrop"]),
-                "max_sequence_length": int(config["n_positions"]),
-                "layer_norm_epsilon": float(config["layer_norm_epsilon"]),
-                "activation": _OPENAI_GPT_ACTIVATIONS[act],
-                "normalize_first": False,
-            },
-        }
+        return _gpt_backbone_config(config, _OPENAI_GPT_ACTIVATIONS[act],
+                                    normalize_first=False)
 
     def load_tokenizer(self, cls=None, **kwargs):
         """A ``GPT1Tokenizer``; asked for a ``GPTTokenizer`` (as the GPT

