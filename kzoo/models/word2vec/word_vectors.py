@@ -420,9 +420,10 @@ class WordVectors:
             left out).
 
         Example:
-        >>> wv = kzoo.models.WordVectors(np.eye(3), ["a", "b", "c"])
-        >>> wv.save_word2vec_format(str(tmp_path / "v.txt"))
-        >>> kzoo.models.WordVectors.from_preset(str(tmp_path / "v.txt"))
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "v.txt")
+        >>> kzoo.models.WordVectors(np.eye(3), ["a", "b", "c"]).save_word2vec_format(path)
+        >>> kzoo.models.WordVectors.from_preset(path)
         <WordVectors: 3 words x 3 dims>
         """
         source = preset_loader.get_source(preset)
