@@ -31,19 +31,20 @@ import tempfile
 
 import keras
 
-from kzoo.export.saved_model import write_saved_model
+from kzoo.export.saved_model import versioned_path, write_saved_model
 
 
-def elmo_hub_module(model, path):
+def elmo_hub_module(model, path, version=None):
     """Writes ``model`` as a TF-Hub-ELMo-compatible SavedModel at ``path``.
 
     Args:
         model: an ``ElmoEmbedding`` (its ``ScalarMix`` gives ``elmo``) or an
             ``ElmoBackbone`` (then ``elmo`` is an equal mix, ``gamma`` 1).
         path: the SavedModel folder (replaced atomically).
+        version: int or None. Writes TF Serving's ``<path>/<version>/``.
 
     Returns:
-        ``path``.
+        The folder written.
     """
     from kzoo.models.elmo.elmo_backbone import ElmoBackbone
     from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
@@ -55,7 +56,7 @@ def elmo_hub_module(model, path):
             f"`model` must be an ElmoEmbedding or ElmoBackbone, got {type(model).__name__}."
         )
     return write_saved_model(
-        path,
+        versioned_path(path, version),
         lambda tmp: _export_in_process(model, tmp),
         lambda tmp: _export_through_tensorflow(model, tmp),
     )

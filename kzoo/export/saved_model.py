@@ -5,6 +5,11 @@ signature takes raw strings (``text``, and ``text_pair`` for pair tasks: a
 ``tf.string`` batch each) and returns the task's named outputs (a classifier:
 ``logits`` and ``probabilities``). TF Serving, ``tf.saved_model.load`` (after
 ``import tensorflow_text``) and ``saved_model_cli run`` can all use it.
+Each task names its inputs and outputs (``serving_input_names`` /
+``serving_outputs``, or its own ``serving_endpoints``: a masked LM reads the
+mask token written in the text, a causal LM adds ``generate``); word vectors
+(``WordVectors`` or a word2vec task) look words up. ``version=N`` writes TF
+Serving's ``<path>/<N>/`` layout.
 
 Any backend: on TensorFlow the task is exported in-process. JAX cannot
 trace string inputs and torch cannot export at all in Keras 3.15, so there
@@ -22,25 +27,39 @@ import tempfile
 
 import keras
 
+from kzoo.export.word_vectors import export_word_vectors
+
 logger = logging.getLogger(__name__)
 
 
-def saved_model(task, path, sequence_length=None):
+def saved_model(task, path, sequence_length=None, version=None):
     """Writes ``task`` (with its preprocessor) as a TF SavedModel at ``path``.
 
     Args:
-        task: a kzoo ``Task`` with a preprocessor.
-        path: the SavedModel folder to write (replaced atomically).
+        task: a kzoo ``Task`` with a preprocessor, or word vectors: a
+            ``WordVectors`` or a word2vec task (then the signatures look
+            words up: see ``kzoo.export.word_vectors.export_word_vectors``).
+        path: the SavedModel folder to write (replaced atomically); with
+            ``version``, TF Serving's model base path.
         sequence_length: int. The fixed sequence length of the exported
             graph; defaults to the preprocessor's.
+        version: int or None. Writes TF Serving's layout
+            ``<path>/<version>/`` (the model server serves the highest
+            version under ``path``); other versions there are kept.
 
     Returns:
-        ``path``.
+        The folder written: ``path``, or ``<path>/<version>``.
     """
     from kzoo.models.task import Task
+    from kzoo.models.word2vec.word_vectors import WordVectors
 
+    path = versioned_path(path, version)
+    if isinstance(task, WordVectors) or (
+            isinstance(task, Task) and callable(getattr(task, "word_vectors", None))):
+        return _save_word_vectors(task, path)
     if not isinstance(task, Task):
-        raise TypeError(f"`task` must be a kzoo Task, got {type(task).__name__}.")
+        raise TypeError(
+            f"`task` must be a kzoo Task or WordVectors, got {type(task).__name__}.")
     if getattr(task, "preprocessor", None) is None:
         raise ValueError(
             "Export needs the task's preprocessor (tokenization runs inside "
@@ -53,10 +72,32 @@ def saved_model(task, path, sequence_length=None):
     )
 
 
-def write_saved_model(path, export_in_process, export_through_tensorflow):
+def versioned_path(path, version):
+    """``path``, or TF Serving's ``<path>/<version>`` when ``version`` is set."""
+    if version is None:
+        return path
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise ValueError(
+            f"`version` must be a non-negative int (TF Serving's version "
+            f"folder name), got {version!r}.")
+    return os.path.join(os.fspath(path), str(version))
+
+
+def _save_word_vectors(source, path):
+    """Word vectors need no Keras: written in-process on every backend."""
+    lowercase = False
+    if not hasattr(source, "index_to_key"):  # a word2vec task
+        lowercase = bool(getattr(source.preprocessor.tokenizer, "lowercase", False))
+        source = source.word_vectors()
+    return write_saved_model(
+        path, lambda tmp: export_word_vectors(source, tmp, lowercase=lowercase))
+
+
+def write_saved_model(path, export_in_process, export_through_tensorflow=None):
     """Writes a SavedModel folder atomically, on any backend.
 
-    ``export_in_process(tmp)`` runs on the TensorFlow backend,
+    ``export_in_process(tmp)`` runs on the TensorFlow backend (and on every
+    backend when ``export_through_tensorflow`` is None),
     ``export_through_tensorflow(tmp)`` (a TensorFlow-backed copy in a
     subprocess) on the others; either writes into a fresh temporary folder
     beside ``path``, which then replaces ``path``. On failure ``path`` is
@@ -70,7 +111,8 @@ def write_saved_model(path, export_in_process, export_through_tensorflow):
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
     try:
-        if keras.config.backend() == "tensorflow":
+        if (keras.config.backend() == "tensorflow"
+                or export_through_tensorflow is None):
             export_in_process(tmp)
         else:
             export_through_tensorflow(tmp)

@@ -8,7 +8,7 @@ import tensorflow as tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.masked_lm_mask_generator import MaskedLMMaskGenerator
-from kzoo.preprocessing.preprocessing_layer import check_type
+from kzoo.preprocessing.preprocessing_layer import check_type, preprocessing_function
 
 
 @kzoo_export("kzoo.models.MaskedLMPreprocessor")
@@ -176,6 +176,77 @@ class MaskedLMPreprocessor(Preprocessor):
             self._tokenize_segments(segments)
         )
         return keras.utils.pack_x_y_sample_weight(x, mask_ids, mask_weights)
+
+    # --- fill-mask (inference) ---
+    @preprocessing_function
+    def fill_mask_inputs(self, x):
+        """Text with the mask token written in it → inputs that predict it.
+
+        No random masking: ``"the [MASK] sat"`` is tokenized with the mask
+        token kept as one token (special tokens written in the text are
+        special, as in Hugging Face's tokenizers), packed as in ``call``, and
+        ``mask_positions`` points at each mask token.
+
+        Args:
+            x: a string batch, or a tuple of string batches (segments).
+
+        Returns:
+            ``(x, mask_weights)``: the model inputs (``mask_positions``
+            ``[batch, width]`` with ``width`` the masker's
+            ``mask_selection_length``, 0 past a row's masks) and float
+            ``mask_weights`` (1.0 at a real mask). A text with more masks than
+            ``width`` is an error (pass a larger ``mask_selection_length``).
+        """
+        if self.packer is None:
+            self._build()
+        segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        tokenizer = self._fill_mask_tokenizer()
+        packed = self.packer(tuple(tokenizer(s) for s in segments))
+        token_ids = tf.convert_to_tensor(packed["token_ids"])
+        width = self.masker.mask_selection_length
+        is_mask = tf.equal(token_ids, tf.cast(self.masker.mask_token_id, token_ids.dtype))
+        counts = tf.reduce_sum(tf.cast(is_mask, tf.int32), axis=1)
+        check = tf.debugging.assert_less_equal(
+            counts, width, message=(
+                f"A text holds more {self.mask_token} tokens than the "
+                f"{width} this preprocessor predicts per sequence: pass a "
+                "larger `mask_selection_length`."))
+        with tf.control_dependencies([check]):
+            # Mask positions first, in order (a stable sort), then the rest.
+            order = tf.argsort(tf.cast(~is_mask, tf.int32), axis=1, stable=True)
+        order = tf.pad(order, [[0, 0], [0, tf.maximum(width - tf.shape(order)[1], 0)]])
+        weights = tf.sequence_mask(counts, width, dtype=tf.float32)
+        positions = order[:, :width] * tf.cast(weights, order.dtype)
+        x = {
+            "token_ids": token_ids,
+            "segment_ids": packed["segment_ids"],
+            "padding_mask": packed["padding_mask"],
+            "mask_positions": tf.cast(positions, token_ids.dtype),
+        }
+        return x, weights
+
+    @preprocessing_function
+    def fill_mask_tokens(self, token_ids):
+        """Token ids → their strings (the vocabulary's entries)."""
+        vocabulary = tf.constant(self.tokenizer.get_vocabulary())
+        return tf.gather(vocabulary, tf.cast(token_ids, tf.int32))
+
+    def _fill_mask_tokenizer(self):
+        """The tokenizer, reading special tokens written in the text."""
+        if getattr(self.tokenizer, "special_tokens_in_strings", True):
+            return self.tokenizer
+        tokenizer = getattr(self, "_special_in_text", None)
+        if tokenizer is None:
+            if not hasattr(self.tokenizer, "special_tokens_in_strings"):
+                raise ValueError(
+                    f"{type(self.tokenizer).__name__} cannot read "
+                    f"{self.mask_token} written in text, so fill-mask needs "
+                    "another tokenizer.")
+            config = dict(self.tokenizer.get_config(), special_tokens_in_strings=True)
+            config["vocabulary"] = self.tokenizer.get_vocabulary()
+            tokenizer = type(self.tokenizer).from_config(config)
+            object.__setattr__(self, "_special_in_text", tokenizer)
+        return tokenizer
 
     def get_config(self):
         config = super().get_config()

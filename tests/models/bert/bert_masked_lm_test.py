@@ -185,6 +185,38 @@ def test_backbone_with_fewer_ids_than_the_tokenizer_is_refused():
         BertMaskedLM(backbone, preprocessor=_preprocessor())
 
 
+def test_fill_mask_reads_the_mask_token_in_text():
+    keras.utils.set_random_seed(0)
+    model = BertMaskedLM(_backbone(1), preprocessor=_preprocessor(
+        mask_selection_length=3))
+    texts = ["the [MASK] sat on the [MASK]", "a dog ran", "[MASK]"]
+    x, weights = model.preprocessor.fill_mask_inputs(texts)
+    # [CLS] the [MASK] sat on the [MASK] [SEP]: the masks at 2 and 6.
+    assert_all_equal(x["token_ids"][0], [2, 5, 4, 8, 10, 5, 4, 3, 0, 0])
+    assert_all_equal(x["mask_positions"], [[2, 6, 0], [0, 0, 0], [1, 0, 0]])
+    assert_all_equal(weights, [[1, 1, 0], [0, 0, 0], [1, 0, 0]])
+
+    # The scores are the softmax of the model's logits at those positions,
+    # computed here by hand from a batch built without the fill-mask path.
+    results = model.fill_mask(texts, top_k=3)
+    assert [len(r) for r in results] == [2, 0, 1]
+    ids = np.array([[2, 5, 4, 8, 10, 5, 4, 3, 0, 0]])
+    logits = to_numpy(model.predict_on_batch({
+        "token_ids": ids, "segment_ids": np.zeros_like(ids),
+        "padding_mask": ids != 0, "mask_positions": np.array([[2, 6, 0]])}))[0]
+    for mask, row in zip(results[0], logits):
+        probabilities = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        best = np.argsort(-probabilities)[:3]
+        assert [p["token_id"] for p in mask] == best.tolist()
+        assert [p["token"] for p in mask] == [VOCABULARY[i] for i in best]
+        assert_allclose([p["score"] for p in mask], probabilities[best], atol=1e-6)
+
+    with pytest.raises(Exception, match="more \\[MASK\\] tokens than the 3"):
+        model.fill_mask(["[MASK] [MASK] [MASK] [MASK]"])
+    with pytest.raises(ValueError, match="`top_k` must be a positive int"):
+        model.fill_mask(texts, top_k=0)
+
+
 def test_keras_file_and_preset_round_trips(tmp_path):
     model = BertMaskedLM(_backbone(), preprocessor=_preprocessor(seed=2))
     x, _, _ = model.preprocessor(TEXTS)
