@@ -17,12 +17,31 @@ def _seed_states(model):
             for g in getattr(layer, "_seed_generators", ())]
 
 
+def _backend_rng_state():
+    """Torch's global generator, as arrays to save: Keras' torch dropout
+    draws from it when the layer has no seed of its own (its fast path), so
+    the seed states alone do not say what the next epoch draws."""
+    if keras.config.backend() != "torch":
+        return {}
+    import torch
+
+    return {"torch_rng": torch.random.get_rng_state().numpy()}
+
+
+def _set_backend_rng_state(saved):
+    if keras.config.backend() == "torch" and "torch_rng" in saved:
+        import torch
+
+        torch.random.set_rng_state(torch.from_numpy(saved["torch_rng"]))
+
+
 class EpochCheckpoint(keras.callbacks.Callback):
     """Saves weights, optimizer, random states and history after each epoch.
 
     Like ``keras.callbacks.BackupAndRestore``, with three differences that
     make a killed run continue exactly: the random layers' seed states are
-    saved too (so dropout draws on as if never stopped); the epoch's files
+    saved too, and torch's global generator (so dropout draws on as if never
+    stopped); the epoch's files
     are written under new names and ``state.json``, which names them, is
     replaced last by an atomic rename, so a kill or Ctrl-C at any moment
     leaves the previous checkpoint whole; and the caller may store its own
@@ -35,6 +54,9 @@ class EpochCheckpoint(keras.callbacks.Callback):
             (from ``restore``): the saved history continues them.
         extra: callable or None. Returns a JSON-able dict saved with each
             checkpoint (e.g. a data position); ``restore`` gives it back.
+        restored: dict or None. What ``restore`` returned: its backend
+            generator state is set again when training begins (torch's first
+            ``fit`` draws from it while it builds, before the first batch).
 
     Example:
     >>> import tempfile
@@ -48,11 +70,17 @@ class EpochCheckpoint(keras.callbacks.Callback):
     (2, 2)
     """
 
-    def __init__(self, directory, history=None, extra=None):
+    def __init__(self, directory, history=None, extra=None, restored=None):
         super().__init__()
         self.directory = directory
         self.history = {k: list(v) for k, v in (history or {}).items()}
         self.extra = extra
+        self._backend_rng = (restored or {}).get("backend_rng")
+
+    def on_train_begin(self, logs=None):
+        if self._backend_rng:
+            _set_backend_rng_state(self._backend_rng)
+            self._backend_rng = None
 
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():
@@ -69,7 +97,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
         os.replace(weights + ".tmp.weights.h5", weights)
         with open(seeds + ".tmp", "wb") as f:
             np.savez(f, *[keras.ops.convert_to_numpy(v.value)
-                          for v in _seed_states(self.model)])
+                          for v in _seed_states(self.model)],
+                     **_backend_rng_state())
         os.replace(seeds + ".tmp", seeds)
         state = {"epoch": epoch, "weights": os.path.basename(weights),
                  "seeds": os.path.basename(seeds), "history": self.history,
@@ -87,17 +116,20 @@ class EpochCheckpoint(keras.callbacks.Callback):
         """Loads the last checkpoint in ``directory`` into ``model`` (built
         and compiled as for the saved run). Returns ``{"epoch": finished
         epochs, "history": ..., "extra": ...}``; epoch 0 and nothing loaded
-        when there is no checkpoint."""
+        when there is no checkpoint; ``backend_rng``: torch's generator
+        state, for the ``EpochCheckpoint`` that goes on (``restored=``)."""
         path = os.path.join(directory, STATE)
         if not os.path.exists(path):
-            return {"epoch": 0, "history": {}, "extra": {}}
+            return {"epoch": 0, "history": {}, "extra": {}, "backend_rng": {}}
         with open(path, encoding="utf-8") as f:
             state = json.load(f)
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
         model.load_weights(os.path.join(directory, state["weights"]))
         with np.load(os.path.join(directory, state["seeds"])) as saved:
-            values = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+            values = [saved[f"arr_{i}"] for i in range(len(saved.files))
+                      if f"arr_{i}" in saved.files]
+            backend_rng = {k: saved[k] for k in saved.files if not k.startswith("arr_")}
         variables = _seed_states(model)
         if len(values) != len(variables):
             raise ValueError(
@@ -106,4 +138,6 @@ class EpochCheckpoint(keras.callbacks.Callback):
                 "another model. Delete the folder to start over.")
         for variable, value in zip(variables, values):
             variable.assign(value)
+        _set_backend_rng_state(backend_rng)
+        state["backend_rng"] = backend_rng
         return state

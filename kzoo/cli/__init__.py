@@ -56,6 +56,7 @@ def build_parser():
                     "options and an example.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=Parser)
+    parser.commands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"kzoo.cli.{name}")
         command = sub.add_parser(
@@ -65,13 +66,18 @@ def build_parser():
         module.add_arguments(command)
         _add_common(command)
         command.set_defaults(module=module)
+        parser.commands[name] = command
     return parser
 
 
 def main(argv=None):
     """Runs ``kzoo`` with ``argv`` (default ``sys.argv[1:]``); returns the
     exit status (0 done, 1 failed, 2 bad usage or input)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the subcommand's parser knows which option was meant
+        parser.commands[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     try:
         prepare(args.backend, args.verbose)
         return args.module.run(args) or 0
@@ -81,7 +87,3 @@ def main(argv=None):
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"kzoo {args.command}: error: {message}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -35,7 +35,11 @@ def _availability(source):
 
 
 def run(args):
+    import keras
+
     from kzoo.presets.preset_registry import registered_presets
+
+    print(f"Keras {keras.__version__} on the {keras.config.backend()} backend")
 
     entries = sorted(registered_presets().items())
     if args.family:

@@ -23,11 +23,20 @@ def shuffled_epoch(data, epoch, batch_size, seed=0):
     >>> sorted(int(v) for batch in ds for v in batch)
     [0, 1, 2, 3, 4, 5]
     """
-    leaves = tf.nest.flatten(data)
-    size = len(leaves[0])
+    arrays = _arrays(data)
+    size = len(tf.nest.flatten(arrays)[0])
     order = np.random.default_rng([seed, epoch]).permutation(size)
-    taken = tf.nest.map_structure(lambda v: np.asarray(v)[order], data)
+    taken = tf.nest.map_structure(lambda v: v[order], arrays)
     return tf.data.Dataset.from_tensor_slices(taken).batch(batch_size)
+
+
+def _arrays(data):
+    """Tuples and dicts are structure; anything else (a list of texts) is data."""
+    if isinstance(data, dict):
+        return {key: _arrays(value) for key, value in data.items()}
+    if isinstance(data, tuple):
+        return tuple(_arrays(value) for value in data)
+    return np.asarray(data)
 
 
 def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
@@ -51,7 +60,8 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
         data: or one dataset for all epochs (a corpus read in order, e.g.
             word2vec's stream): one ``fit`` call from the resumed epoch.
         title: str or None. The curves' title.
-        **fit_kwargs: for ``model.fit`` (``validation_data``, ``verbose``).
+        **fit_kwargs: for ``model.fit`` (``validation_data``, ``verbose``,
+            ``callbacks`` run after the checkpoint and the curves).
 
     Returns:
         The history of all epochs (a dict, as ``History.history``).
@@ -64,8 +74,10 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
     if start:
         print(f"resuming from {checkpoint_dir}: {start} of {epochs} epochs done",
               flush=True)
-    checkpoint = EpochCheckpoint(checkpoint_dir, history=state["history"])
-    callbacks = [checkpoint] + _optional_callbacks(run_dir, state["history"], title)
+    checkpoint = EpochCheckpoint(checkpoint_dir, history=state["history"],
+                                 restored=state)
+    callbacks = ([checkpoint] + _optional_callbacks(run_dir, state["history"], title)
+                 + list(fit_kwargs.pop("callbacks", None) or ()))
     if data is not None:
         if start < epochs:
             model.fit(data, epochs=epochs, initial_epoch=start,

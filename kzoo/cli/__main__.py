@@ -1,0 +1,7 @@
+"""``python -m kzoo.cli``: the ``kzoo`` command."""
+
+import sys
+
+from kzoo.cli import main
+
+sys.exit(main())

@@ -1,0 +1,62 @@
+"""What every subcommand shares: help, suggestions, backends, presets, bench."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import pytest
+
+from kzoo import cli
+
+
+def test_unknown_subcommand_and_option_suggest_the_nearest(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["pretrian"])
+    assert "did you mean 'pretrain'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["generate", "--model", "m", "--prompt", "a", "--max-lenght", "3"])
+    assert "did you mean '--max-length'?" in capsys.readouterr().err
+
+
+def test_another_backend_after_keras_is_imported(capsys):
+    other = next(b for b in ("jax", "torch", "tensorflow") if b != keras.config.backend())
+    assert cli.main(["presets", "--backend", other]) == 2
+    assert "run kzoo in a new process" in capsys.readouterr().err
+
+
+def test_presets_say_whether_installed(capsys):
+    assert cli.main(["presets"]) == 0
+    out = capsys.readouterr().out
+    assert "minilm_l6_en_uncased  [bert]" in out
+    assert "installed" in out
+
+
+def test_bench_lists_the_scripts(capsys):
+    assert cli.main(["bench", "--list"]) == 0
+    assert "bert" in capsys.readouterr().out.split()
+    assert cli.main(["bench", "bertt"]) == 2
+    assert "did you mean 'bert'?" in capsys.readouterr().err
+
+
+def test_the_command_sets_the_backend_and_stays_quiet():
+    script = Path(sys.executable).with_name("kzoo")
+    if not script.exists():
+        pytest.skip("the kzoo console script is not installed (pip install -e .)")
+    backend = keras.config.backend()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")}
+    result = subprocess.run([str(script), "presets", "--backend", backend],
+                            capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"on the {backend} backend" in result.stdout
+    assert result.stderr == "", result.stderr  # no TensorFlow / XLA start-up lines
+
+
+def test_help_explains_with_an_example(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["pretrain", "--help"])
+    out = capsys.readouterr().out
+    assert "--backend {tensorflow,jax,torch}" in out
+    assert "kzoo pretrain gpt --corpus" in out

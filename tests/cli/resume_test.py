@@ -1,0 +1,67 @@
+"""A pretraining run killed (SIGKILL) after its first epoch and started again
+with the same command finishes with the model of an uninterrupted run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import keras
+import numpy as np
+
+from tests.cli.conftest import TINY, write_corpus
+
+
+def _command(corpus, output):
+    return [sys.executable, "-m", "kzoo.cli", "pretrain", "gpt", "--corpus", corpus,
+            "--output", str(output), "--epochs", "2", "--backend",
+            keras.config.backend(), *TINY["gpt"], "--batch-size", "8"]
+
+
+def _weights(preset):
+    values = {}
+    for name in ("model.weights.h5", "task.weights.h5"):
+        with h5py.File(os.path.join(preset, name)) as f:
+            f.visititems(lambda key, item: values.__setitem__(
+                f"{name}/{key}", item[()]) if isinstance(item, h5py.Dataset) else None)
+    return values
+
+
+def _finished_epochs(output):
+    try:
+        with open(os.path.join(f"{output}.run", "checkpoint", "state.json")) as f:
+            return json.load(f)["epoch"]
+    except (FileNotFoundError, json.JSONDecodeError):
+        return 0
+
+
+def test_killed_run_resumes_to_the_same_model(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt", documents=24)
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    reference = subprocess.Popen(_command(corpus, tmp_path / "reference"), env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    killed = tmp_path / "killed"
+    victim = subprocess.Popen(_command(corpus, killed), env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 400
+    while _finished_epochs(killed) < 1 and victim.poll() is None:
+        assert time.time() < deadline, "no checkpoint after 400 s"
+        time.sleep(0.02)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL, "the run ended before the kill"
+    assert _finished_epochs(killed) == 1 and not os.path.exists(killed)
+
+    resumed = subprocess.run(_command(corpus, killed), env=env, capture_output=True,
+                             text=True, timeout=400)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming from" in resumed.stdout
+    assert reference.wait(timeout=400) == 0, reference.stderr.read()[-3000:]
+    expected, got = _weights(tmp_path / "reference"), _weights(killed)
+    assert expected.keys() == got.keys()
+    for key in expected:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
