@@ -37,45 +37,50 @@ import numpy as np
 import tensorflow_text  # noqa: F401  (the tokenizers' ops)
 from tensorflow_serving.apis import predict_pb2
 
-base, requests = sys.argv[1], json.loads(sys.argv[2])
-version = max(int(v) for v in os.listdir(base) if v.isdigit())
-loaded = tf.saved_model.load(os.path.join(base, str(version)))
-
 def plain(array):
     if array.dtype == object:
         array = np.vectorize(lambda b: b.decode("utf-8"), otypes=[object])(array)
     return array.tolist()
 
-results = {"version": version}
-for signature_name, inputs in requests.items():
-    request = predict_pb2.PredictRequest()
-    request.model_spec.name = "kzoo"
-    request.model_spec.signature_name = signature_name
-    for name, values in inputs.items():
-        request.inputs[name].CopyFrom(tf.make_tensor_proto(values, dtype=tf.string))
-    request = predict_pb2.PredictRequest.FromString(request.SerializeToString())
-    fn = loaded.signatures[request.model_spec.signature_name]
-    spec = fn.structured_input_signature[1]
-    assert sorted(spec) == sorted(request.inputs), (sorted(spec), sorted(request.inputs))
-    feeds = {}
-    for name, proto in request.inputs.items():
-        assert proto.dtype == spec[name].dtype.as_datatype_enum, name
-        feeds[name] = tf.constant(tf.make_ndarray(proto))
-    response = predict_pb2.PredictResponse()
-    response.model_spec.CopyFrom(request.model_spec)
-    for name, value in fn(**feeds).items():
-        response.outputs[name].CopyFrom(tf.make_tensor_proto(value.numpy()))
-    response = predict_pb2.PredictResponse.FromString(response.SerializeToString())
-    results[signature_name] = {
-        name: plain(tf.make_ndarray(proto)) for name, proto in response.outputs.items()}
-print(json.dumps(results))
+def serve(base, requests):
+    version = max(int(v) for v in os.listdir(base) if v.isdigit())
+    loaded = tf.saved_model.load(os.path.join(base, str(version)))
+    results = {"version": version}
+    for signature_name, inputs in requests.items():
+        request = predict_pb2.PredictRequest()
+        request.model_spec.name = "kzoo"
+        request.model_spec.signature_name = signature_name
+        for name, values in inputs.items():
+            request.inputs[name].CopyFrom(tf.make_tensor_proto(values, dtype=tf.string))
+        request = predict_pb2.PredictRequest.FromString(request.SerializeToString())
+        fn = loaded.signatures[request.model_spec.signature_name]
+        spec = fn.structured_input_signature[1]
+        assert sorted(spec) == sorted(request.inputs), (sorted(spec), sorted(request.inputs))
+        feeds = {}
+        for name, proto in request.inputs.items():
+            assert proto.dtype == spec[name].dtype.as_datatype_enum, name
+            feeds[name] = tf.constant(tf.make_ndarray(proto))
+        response = predict_pb2.PredictResponse()
+        response.model_spec.CopyFrom(request.model_spec)
+        for name, value in fn(**feeds).items():
+            response.outputs[name].CopyFrom(tf.make_tensor_proto(value.numpy()))
+        response = predict_pb2.PredictResponse.FromString(response.SerializeToString())
+        results[signature_name] = {
+            name: plain(tf.make_ndarray(proto)) for name, proto in response.outputs.items()}
+    return results
+
+models = json.loads(sys.argv[1])
+print(json.dumps({name: serve(base, requests) for name, (base, requests) in models.items()}))
 """
 
 
-def serve(base, requests):
-    """``{signature: {input: strings}}`` → ``{signature: {output: list}}``."""
+def serve(models):
+    """``{name: (base path, {signature: {input: strings}})}`` →
+    ``{name: {"version": served, signature: {output: list}}}``, all in one
+    fresh process (as one model server serves several models)."""
     result = subprocess.run(
-        [sys.executable, "-c", _SERVE, str(base), json.dumps(requests)],
+        [sys.executable, "-c", _SERVE, json.dumps(
+            {name: (str(base), requests) for name, (base, requests) in models.items()})],
         capture_output=True, text=True, cwd=ROOT,
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
     )
@@ -155,15 +160,32 @@ CASES = {f.__name__[:-len("_case")]: f for f in (
     gpt_classifier_case, question_answerer_case, word_vectors_case)}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_task_serves_from_strings_in_tf_serving_layout(name, tmp_path):
-    model, requests, expected = CASES[name]()
-    base = tmp_path / "models" / name
-    written = kzoo.export.saved_model(model, base, version=1)
-    assert written == str(base / "1")
-    assert os.path.isfile(base / "1" / "saved_model.pb")
-    served = serve(base, requests)
-    assert served["version"] == 1
+# Two groups (one per test worker), each served from one fresh process.
+GROUPS = [["token_classifier", "multiple_choice", "masked_lm"],
+          ["gpt_classifier", "question_answerer", "word_vectors"]]
+
+
+def test_the_groups_hold_every_case():
+    assert sorted(sum(GROUPS, [])) == sorted(CASES)
+
+
+@pytest.mark.parametrize("names", GROUPS, ids=["+".join(g) for g in GROUPS])
+def test_tasks_serve_from_strings_in_tf_serving_layout(names, tmp_path):
+    models, expectations = {}, {}
+    for name in names:
+        model, requests, expectations[name] = CASES[name]()
+        base = tmp_path / "models" / name
+        written = kzoo.export.saved_model(model, base, version=1)
+        assert written == str(base / "1")
+        assert os.path.isfile(base / "1" / "saved_model.pb")
+        models[name] = (base, requests)
+    served = serve(models)
+    for name in names:
+        assert served[name]["version"] == 1
+        _check(served[name], expectations[name], name)
+
+
+def _check(served, expected, name):
     for signature, outputs in expected.items():
         for output, value in outputs.items():
             got = served[signature][output]
@@ -173,10 +195,11 @@ def test_task_serves_from_strings_in_tf_serving_layout(name, tmp_path):
                 got = [[t for t, w in zip(row, weights) if w] for row, weights
                        in zip(got, served[signature]["mask_weights"])]
             if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                np.testing.assert_allclose(got, value, atol=1e-5, err_msg=output)
+                np.testing.assert_allclose(got, value, atol=1e-5,
+                                           err_msg=f"{name}: {output}")
             else:
                 value = value.tolist() if isinstance(value, np.ndarray) else value
-                assert got == value, output
+                assert got == value, f"{name}: {output}"
 
 
 def test_versions_sit_side_by_side_and_bad_versions_are_refused(tmp_path):
