@@ -6,8 +6,10 @@ EXAMPLES = """
   kzoo embed --model runs/elmo --input sentences.txt --output vectors.npy
   kzoo embed --model runs/w2v --text king --text queen
 
-BERT gives the mean of the last layer over a sentence's tokens, ELMo the mean
-of its layers' average over the words; word vectors take one word per text.
+BERT gives its sentence embedding (BertTextEmbedder: the mean of the last
+layer over the real tokens, unit length; for all-MiniLM-L6-v2 that of
+sentence-transformers), ELMo the mean of its layers' average over the words;
+word vectors (also GloVe: --model glove_6b_50d_en) take one word per text.
 On stdout each input gets one line of numbers.
 """
 
@@ -37,22 +39,11 @@ def _inputs(args):
 
 
 def _bert(preset, texts, args):
-    import numpy as np
-    from keras import ops
-
     import kzoo
 
-    backbone = kzoo.models.BertBackbone.from_preset(preset)
-    preprocessor = kzoo.models.BertClassifierPreprocessor.from_preset(
+    embedder = kzoo.models.BertTextEmbedder.from_preset(
         preset, sequence_length=args.sequence_length)
-    rows = []
-    for start in range(0, len(texts), args.batch_size):
-        inputs = preprocessor(texts[start:start + args.batch_size])
-        hidden = backbone(inputs)["sequence_output"]
-        mask = ops.cast(ops.expand_dims(inputs["padding_mask"], -1), hidden.dtype)
-        rows.append(ops.convert_to_numpy(
-            ops.sum(hidden * mask, axis=1) / ops.sum(mask, axis=1)))
-    return np.concatenate(rows)
+    return embedder.predict(texts, batch_size=args.batch_size, verbose=0)
 
 
 def _elmo(preset, texts, args):

@@ -18,7 +18,10 @@ def _source(preset):
 
 def family(preset):
     """``bert``, ``gpt``, ``elmo`` or ``word2vec``: the preset's backbone."""
-    name = _source(preset).backbone_config().get("registered_name", "")
+    source = _source(preset)
+    if hasattr(source, "word_vectors"):  # a word2vec / GloVe file or a registered one
+        return "word2vec"
+    name = source.backbone_config().get("registered_name", "")
     return FAMILIES.get(name.split(">")[-1], name)
 
 
@@ -47,14 +50,14 @@ def load_task(preset, expected=None, what="this command"):
 
 
 def load_word_vectors(model):
-    """Word vectors from a word2vec text (``.txt``) or binary (``.bin``)
-    file, or a word2vec preset folder (``kzoo pretrain word2vec``)."""
-    from kzoo.models import Word2VecTask, WordVectors
+    """Word vectors from a word2vec C text or binary file, a GloVe text file,
+    a registered name (``glove_6b_50d_en``) or a word2vec preset folder
+    (``kzoo pretrain word2vec``): ``WordVectors.from_preset``."""
+    from kzoo.models import WordVectors
 
-    if os.path.isfile(model):
-        return WordVectors.load_word2vec_format(model, binary=model.endswith(".bin"))
-    if not os.path.exists(model):
+    if not os.path.exists(model) and (os.sep in model or "." in model):
         raise FileNotFoundError(
-            f"{model} does not exist (pass a word2vec preset folder or a "
-            "word2vec .txt / .bin file)")
-    return load_task(model, (Word2VecTask,), "word vectors").wv
+            f"{model} does not exist (pass a word2vec preset folder, a word2vec "
+            ".txt / .bin file, a GloVe .txt file or a registered name such as "
+            "glove_6b_50d_en)")
+    return WordVectors.from_preset(model)

@@ -60,3 +60,11 @@ def test_help_explains_with_an_example(capsys):
     out = capsys.readouterr().out
     assert "--backend {tensorflow,jax,torch}" in out
     assert "kzoo pretrain gpt --corpus" in out
+
+
+def test_registered_glove_vectors_answer_analogies(capsys):
+    assert cli.main(["similar", "--model", "glove_6b_50d_en", "--analogy",
+                     "king", "man", "woman", "--topn", "1"]) == 0
+    assert capsys.readouterr().out.split()[-1] == "queen"
+    assert cli.main(["similar", "--model", "glove_6b_50d.txt", "--word", "a"]) == 2
+    assert "glove_6b_50d.txt does not exist" in capsys.readouterr().err
