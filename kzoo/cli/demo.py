@@ -9,6 +9,7 @@ HELP = "fine-tune BERT (MiniLM-L6) on movie reviews, export and serve it"
 EXAMPLES = """
   kzoo demo                       # TensorFlow; ~70 s on 2 CPU cores
   kzoo demo --backend jax --epochs 2
+  kzoo demo --smoke               # 32 sentences, 1 epoch, length 16: a quick check
 """
 
 
@@ -21,6 +22,9 @@ def add_arguments(parser):
     parser.add_argument("--held-out", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="runs/demo")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a quick check: 24 sentences to train on, 8 held "
+                             "out, 1 epoch, sequence length 16")
 
 
 _SERVE_SNIPPET = r"""
@@ -46,10 +50,14 @@ def run(args):
     from kzoo.datasets import pang_lee_polarity
 
     start = time.time()
+    if args.smoke:
+        args.epochs, args.sequence_length, args.held_out = 1, 16, 0.25
     print(f"kzoo demo on the {keras.config.backend()} backend "
           f"(set KERAS_BACKEND to change it)")
     texts, labels = pang_lee_polarity()
     order = np.random.default_rng(args.seed).permutation(len(texts))
+    if args.smoke:
+        order = order[:32]
     texts = [texts[i] for i in order]
     labels = np.array([labels[i] for i in order])
     held_out = int(round(len(texts) * args.held_out))

@@ -77,7 +77,7 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
     checkpoint = EpochCheckpoint(checkpoint_dir, history=state["history"],
                                  restored=state)
     callbacks = ([checkpoint] + _optional_callbacks(run_dir, state["history"], title)
-                 + list(fit_kwargs.pop("callbacks", None) or ()))
+                 + list(fit_kwargs.pop("callbacks", None) or ()) + [_RunProgbar(epochs)])
     if data is not None:
         if start < epochs:
             model.fit(data, epochs=epochs, initial_epoch=start,
@@ -87,6 +87,19 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
             model.fit(data_for_epoch(epoch), epochs=epoch + 1, initial_epoch=epoch,
                       callbacks=callbacks, shuffle=False, **fit_kwargs)
     return checkpoint.history
+
+
+class _RunProgbar(keras.callbacks.ProgbarLogger):
+    """Keras' progress bar, counting the run's epochs: one ``fit`` call per
+    epoch would print "Epoch 2/2, Epoch 3/3" for a 3-epoch run."""
+
+    def __init__(self, epochs):
+        super().__init__()
+        self.run_epochs = epochs
+
+    def set_params(self, params):
+        super().set_params(params)
+        self.epochs = self.run_epochs
 
 
 def _optional_callbacks(run_dir, history, title):

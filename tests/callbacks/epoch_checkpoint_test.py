@@ -59,3 +59,12 @@ def test_a_checkpoint_of_another_model_is_refused_and_the_model_kept(tmp_path):
     for a, b in zip(before, other.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert os.path.exists(tmp_path / "checkpoint" / "state.json")
+
+
+def test_the_progress_bar_counts_the_run_epochs(tmp_path, capsys):
+    resumable_fit(_model(), 2, str(tmp_path), data_for_epoch=_data, verbose=2)
+    out = capsys.readouterr().out
+    assert "Epoch 1/2" in out and "Epoch 2/2" in out
+    resumable_fit(_model(), 3, str(tmp_path), data_for_epoch=_data, verbose=2)
+    out = capsys.readouterr().out
+    assert "resuming from" in out and "Epoch 3/3" in out and "Epoch 1/" not in out
