@@ -17,7 +17,7 @@ On stdout each input gets one line of numbers.
 def add_arguments(parser):
     parser.add_argument("--model", required=True,
                         help="a BERT or ELMo preset, a word2vec folder or a "
-                             "word2vec .txt / .bin file")
+                             "word2vec .txt / .bin or GloVe .txt file, or glove_6b_50d_en")
     parser.add_argument("--text", action="append", default=[],
                         help="a sentence (or word); repeat for several")
     parser.add_argument("--input", metavar="FILE", help="one sentence (or word) a line")

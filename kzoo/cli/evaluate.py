@@ -12,7 +12,7 @@ EXAMPLES = """
 def add_arguments(parser):
     parser.add_argument("--model", required=True,
                         help="a folder from kzoo finetune / pretrain, or word vectors "
-                             "(word2vec .txt / .bin)")
+                             "(word2vec .txt / .bin, GloVe .txt, glove_6b_50d_en)")
     parser.add_argument("--data", metavar="FILE",
                         help="classifiers: a labelled CSV/TSV/JSONL file")
     parser.add_argument("--corpus", nargs="+", metavar="FILE",
@@ -54,11 +54,9 @@ def run(args):
 
     import kzoo
     from kzoo.cli.environment import CommandError
-    from kzoo.cli.loading import load_task, saved_task_class
+    from kzoo.cli.loading import family, load_task, saved_task_class
 
-    if os.path.isfile(args.model) or (
-            os.path.isdir(args.model)
-            and issubclass(saved_task_class(args.model) or object, kzoo.models.Word2VecTask)):
+    if os.path.isfile(args.model) or family(args.model) == "word2vec":
         return _word_vectors(args)
     cls = saved_task_class(args.model)
     if cls is not None and issubclass(cls, kzoo.models.TextClassifier):

@@ -10,7 +10,7 @@ EXAMPLES = """
 def add_arguments(parser):
     parser.add_argument("--model", required=True,
                         help="a word2vec folder (kzoo pretrain word2vec) or a "
-                             "word2vec .txt / .bin file")
+                             "word2vec .txt / .bin or GloVe .txt file, or glove_6b_50d_en")
     parser.add_argument("--word", action="append", default=[],
                         help="a word; repeat for several")
     parser.add_argument("--analogy", nargs=3, metavar=("A", "B", "C"),

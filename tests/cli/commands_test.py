@@ -62,9 +62,13 @@ def test_help_explains_with_an_example(capsys):
     assert "kzoo pretrain gpt --corpus" in out
 
 
-def test_registered_glove_vectors_answer_analogies(capsys):
+def test_registered_glove_vectors_answer_analogies(tmp_path, capsys):
     assert cli.main(["similar", "--model", "glove_6b_50d_en", "--analogy",
                      "king", "man", "woman", "--topn", "1"]) == 0
     assert capsys.readouterr().out.split()[-1] == "queen"
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("king\tqueen\t8.0\ncat\tdog\t7.0\nriver\tmoney\t1.0\n")
+    assert cli.main(["evaluate", "--model", "glove_6b_50d_en", "--pairs", str(pairs)]) == 0
+    assert "400,000 words, 50 dimensions" in capsys.readouterr().out
     assert cli.main(["similar", "--model", "glove_6b_50d.txt", "--word", "a"]) == 2
     assert "glove_6b_50d.txt does not exist" in capsys.readouterr().err
