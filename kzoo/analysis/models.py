@@ -63,12 +63,12 @@ def load_word_in_context(name, batch_size=32):
     """A ``WordInContext`` from a name or a path.
 
     Args:
-        name: ``"glove_6b_50d"``; a word-vector file (word2vec C text or
+        name: ``"glove_6b_50d"`` or ``"glove_6b_50d_en"``; a word-vector file (word2vec C text or
             binary, or GloVe text: ``.txt .vec .bin .w2v``); or a preset
             (registered name, kzoo preset folder, Hugging Face BERT folder,
             AllenNLP ELMo folder) holding a BERT or an ELMo backbone.
     """
-    if name == GLOVE:
+    if name in (GLOVE, "glove_6b_50d_en"):  # the older name, and the preset's
         return StaticWordInContext(load_glove_6b_50d())
     if os.path.isfile(name) and name.endswith(WORD_VECTOR_SUFFIXES):
         return StaticWordInContext(WordVectors.from_preset(name))

@@ -117,3 +117,12 @@ def test_elmo_from_a_task(elmo):
 def test_unsupported_model():
     with pytest.raises(TypeError, match="No word-in-context vectors for a str"):
         word_in_context("bert")
+
+
+def test_glove_by_either_name():
+    from kzoo.analysis.models import load_word_in_context
+
+    for name in ("glove_6b_50d", "glove_6b_50d_en"):
+        model = load_word_in_context(name)
+        assert isinstance(model, StaticWordInContext)
+        assert len(model.wv) == 400000
