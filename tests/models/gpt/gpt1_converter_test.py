@@ -77,11 +77,12 @@ def test_classifier_and_multiple_choice_fine_tune(hf_folder):
     labels = np.array([1, 0, 1, 0])
     # Classification, entailment (pairs), similarity (both orders): the three
     # fine-tuning tokens are added to the pretrained vocabulary on load.
-    # Entailment is packed as similarity's first order; only two are trained
-    # (each fit compiles a train step: the suite's time).
+    # Entailment is packed as similarity's first order; only classification
+    # and multiple choice are trained (each fit compiles a train step: the
+    # suite's time; gpt_classifier_test checks the symmetric forward pass).
     for kwargs, x, train in (
             ({}, texts, True), ({"num_segments": 2}, (texts, texts[::-1]), False),
-            ({"num_segments": 2, "symmetric": True}, (texts, texts[::-1]), True)):
+            ({"num_segments": 2, "symmetric": True}, (texts, texts[::-1]), False)):
         model = kzoo.models.GPTClassifier.from_preset(
             str(path), num_classes=2, sequence_length=16, **kwargs)
         tokenizer = model.preprocessor.tokenizer
