@@ -117,7 +117,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
         and compiled as for the saved run). Returns ``{"epoch": finished
         epochs, "history": ..., "extra": ...}``; epoch 0 and nothing loaded
         when there is no checkpoint; ``backend_rng``: torch's generator
-        state, for the ``EpochCheckpoint`` that goes on (``restored=``)."""
+        state, which the ``EpochCheckpoint`` that goes on (``restored=``)
+        sets when training begins (``fit`` draws from it while it builds)."""
         path = os.path.join(directory, STATE)
         if not os.path.exists(path):
             return {"epoch": 0, "history": {}, "extra": {}, "backend_rng": {}}
@@ -127,9 +128,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
             model.optimizer.build(model.trainable_variables)
         model.load_weights(os.path.join(directory, state["weights"]))
         with np.load(os.path.join(directory, state["seeds"])) as saved:
-            values = [saved[f"arr_{i}"] for i in range(len(saved.files))
-                      if f"arr_{i}" in saved.files]
             backend_rng = {k: saved[k] for k in saved.files if not k.startswith("arr_")}
+            values = [saved[f"arr_{i}"] for i in range(len(saved.files) - len(backend_rng))]
         variables = _seed_states(model)
         if len(values) != len(variables):
             raise ValueError(
@@ -138,6 +138,5 @@ class EpochCheckpoint(keras.callbacks.Callback):
                 "another model. Delete the folder to start over.")
         for variable, value in zip(variables, values):
             variable.assign(value)
-        _set_backend_rng_state(backend_rng)
-        state["backend_rng"] = backend_rng
+        state["backend_rng"] = backend_rng  # set by EpochCheckpoint(restored=)
         return state

@@ -51,12 +51,17 @@ def saved_model(task, path, sequence_length=None, version=None):
         The folder written: ``path``, or ``<path>/<version>``.
     """
     from kzoo.models.task import Task
+    from kzoo.models.word2vec.word2vec_task import Word2VecTask
     from kzoo.models.word2vec.word_vectors import WordVectors
 
     path = versioned_path(path, version)
-    if isinstance(task, WordVectors) or (
-            isinstance(task, Task) and callable(getattr(task, "word_vectors", None))):
-        return _save_word_vectors(task, path)
+    if isinstance(task, WordVectors):
+        return write_saved_model(path, lambda tmp: export_word_vectors(task, tmp))
+    if isinstance(task, Word2VecTask):  # the vectors, looked up as trained
+        lowercase = bool(getattr(task.preprocessor.tokenizer, "lowercase", False))
+        vectors = task.word_vectors()
+        return write_saved_model(
+            path, lambda tmp: export_word_vectors(vectors, tmp, lowercase=lowercase))
     if not isinstance(task, Task):
         raise TypeError(
             f"`task` must be a kzoo Task or WordVectors, got {type(task).__name__}.")
@@ -81,16 +86,6 @@ def versioned_path(path, version):
             f"`version` must be a non-negative int (TF Serving's version "
             f"folder name), got {version!r}.")
     return os.path.join(os.fspath(path), str(version))
-
-
-def _save_word_vectors(source, path):
-    """Word vectors need no Keras: written in-process on every backend."""
-    lowercase = False
-    if not hasattr(source, "index_to_key"):  # a word2vec task
-        lowercase = bool(getattr(source.preprocessor.tokenizer, "lowercase", False))
-        source = source.word_vectors()
-    return write_saved_model(
-        path, lambda tmp: export_word_vectors(source, tmp, lowercase=lowercase))
 
 
 def write_saved_model(path, export_in_process, export_through_tensorflow=None):

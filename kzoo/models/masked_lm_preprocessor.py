@@ -232,19 +232,16 @@ class MaskedLMPreprocessor(Preprocessor):
         return tf.gather(vocabulary, tf.cast(token_ids, tf.int32))
 
     def _fill_mask_tokenizer(self):
-        """The tokenizer, reading special tokens written in the text."""
+        """The tokenizer, reading special tokens written in the text (a copy
+        with ``special_tokens_in_strings=True`` when it does not already)."""
         if getattr(self.tokenizer, "special_tokens_in_strings", True):
             return self.tokenizer
         tokenizer = getattr(self, "_special_in_text", None)
         if tokenizer is None:
-            if not hasattr(self.tokenizer, "special_tokens_in_strings"):
-                raise ValueError(
-                    f"{type(self.tokenizer).__name__} cannot read "
-                    f"{self.mask_token} written in text, so fill-mask needs "
-                    "another tokenizer.")
             config = dict(self.tokenizer.get_config(), special_tokens_in_strings=True)
             config["vocabulary"] = self.tokenizer.get_vocabulary()
             tokenizer = type(self.tokenizer).from_config(config)
+            # Kept out of Keras' layer tracking: not a weight-bearing sublayer.
             object.__setattr__(self, "_special_in_text", tokenizer)
         return tokenizer
 

@@ -8,6 +8,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 
 from kzoo.callbacks import EpochCheckpoint
 from kzoo.training.resumable_fit import resumable_fit, shuffled_epoch
@@ -50,12 +51,8 @@ def test_a_checkpoint_of_another_model_is_refused_and_the_model_kept(tmp_path):
     other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
     other.compile("sgd", "mse")
     before = [w.copy() for w in other.get_weights()]
-    try:
+    with pytest.raises(ValueError):
         EpochCheckpoint.restore(other, str(tmp_path / "checkpoint"))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("a mismatched checkpoint loaded")
     for a, b in zip(before, other.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert os.path.exists(tmp_path / "checkpoint" / "state.json")
