@@ -71,3 +71,20 @@ class Word2VecCBOW(Word2VecTask):
                     "context_mask": context_mask, "negatives": negatives},
             outputs=logits, **kwargs)
         self.compile()
+
+    def _row_updates(self, x, labels, rate, token_table, context_table):
+        context = x["context"]
+        vectors = ops.take(token_table, context, axis=0)  # [m, window, dim]
+        mask = ops.cast(x["context_mask"], vectors.dtype)
+        count = ops.maximum(ops.sum(mask, axis=-1, keepdims=True), 1.0)
+        hidden = ops.einsum("mw,mwd->md", mask, vectors) / count
+        targets = ops.concatenate(
+            [ops.expand_dims(x["center"], -1), x["negatives"]], axis=-1)
+        loss, hidden_update, target_update = self._score_updates(
+            hidden, targets, labels, rate, context_table)
+        # Every context word gets the whole update of the mean (see
+        # __init__); masked slots get zeros.
+        context_update = mask[:, :, None] * hidden_update[:, None, :]
+        return loss, [(0, ops.reshape(context, (-1,)),
+                       ops.reshape(context_update, (-1, vectors.shape[-1]))),
+                      target_update]

@@ -199,10 +199,19 @@ class Word2VecPreprocessor(Preprocessor):
         if y is not None or sample_weight is not None:
             raise ValueError(
                 "Word2VecPreprocessor makes its own targets: pass only text.")
-        if self.sampler is None:
-            self._build()
+        return self._sample(self._tokenize(x))
+
+    def _tokenize(self, x):
+        """Lines → word ids (ragged), counted in `words_seen`: no randomness,
+        so `dataset` runs it on several lines-batches at once."""
         ids = self.tokenizer(x)
         self._counter[0].assign_add(tf.cast(tf.size(ids.flat_values), tf.int64))
+        return ids
+
+    def _sample(self, ids):
+        """Word ids → `(x, y)` examples, from the seeded stream, in order."""
+        if self.sampler is None:
+            self._build()
         out = self.sampler(ids)
         target = out["center"] if self.output_mode == "windows" else out["context"]
         negative = tf.cast(out["negatives"] != target[:, None], tf.float32)
@@ -218,7 +227,11 @@ class Word2VecPreprocessor(Preprocessor):
         if self.sampler is None:
             self._build()
         ds = text_lines(data).batch(lines_per_call)
-        ds = ds.map(self.call, num_parallel_calls=None)
+        # Tokenizing is deterministic: in parallel (in order). Sampling
+        # draws from one seeded stream: one batch after another.
+        ds = ds.map(self._tokenize, num_parallel_calls=tf.data.AUTOTUNE,
+                    deterministic=True)
+        ds = ds.map(self._sample, num_parallel_calls=None)
         return ds.rebatch(batch_size, drop_remainder=drop_remainder).prefetch(
             tf.data.AUTOTUNE)
 

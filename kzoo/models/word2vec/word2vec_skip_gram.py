@@ -60,3 +60,12 @@ class Word2VecSkipGram(Word2VecTask):
             inputs={"center": center, "context": context, "negatives": negatives},
             outputs=logits, **kwargs)
         self.compile()
+
+    def _row_updates(self, x, labels, rate, token_table, context_table):
+        center = x["center"]
+        targets = ops.concatenate(
+            [ops.expand_dims(x["context"], -1), x["negatives"]], axis=-1)
+        hidden = ops.take(token_table, center, axis=0)
+        loss, hidden_update, target_update = self._score_updates(
+            hidden, targets, labels, rate, context_table)
+        return loss, [(0, center, hidden_update), target_update]

@@ -5,6 +5,7 @@ import warnings
 
 import keras
 import numpy as np
+from keras import ops
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.task import Task
@@ -15,6 +16,7 @@ from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor
 from kzoo.models.word2vec.word2vec_progress import EpochsProgbar
 from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
 from kzoo.models.word2vec.word_vectors import WordVectors
+from kzoo.training import sparse_rows
 
 
 @kzoo_export("kzoo.models.Word2VecTask")
@@ -29,6 +31,15 @@ class Word2VecTask(Task):
     `train`), over an estimate of the steps from the vocabulary counts.
     The reported `loss` is the mean negative-sampling loss per example;
     `words_per_sec` is the speed in corpus words.
+
+    With that default compile, each training step is word2vec's sparse
+    update rather than Keras' dense one: it gathers the rows of the two
+    tables that the batch touches, computes their gradients in closed form
+    and adds them back (`kzoo.training.sparse_rows`), in micro-batches of
+    `update_size` examples applied one after another, as word2vec.c and
+    gensim apply theirs. The dense gradient of both `[vocabulary, dim]`
+    tables is never built. With `update_size` at least the batch size,
+    the step equals Keras' dense SGD step on the mean loss (tested).
     """
 
     backbone_cls = Word2VecBackbone
@@ -37,7 +48,7 @@ class Word2VecTask(Task):
     default_alpha = 0.025
 
     def compile(self, optimizer="auto", loss="auto", alpha=None,
-                min_alpha=0.0001, **kwargs):
+                min_alpha=0.0001, update_size="auto", **kwargs):
         """SGD with word2vec's decaying rate and the negative-sampling loss.
 
         Args:
@@ -48,9 +59,31 @@ class Word2VecTask(Task):
                 gensim; `fit` multiplies it by the batch size because the
                 loss is a batch mean).
             min_alpha: float. Final learning rate.
+            update_size: "auto", int or None. Examples per sparse update
+                inside a step. "auto": 256 on JAX and TensorFlow, the whole
+                batch on PyTorch (the fastest here: bench/word2vec.py; on
+                PyTorch each op's dispatch costs more than smaller updates
+                save). None makes each step Keras' dense gradient step. The
+                sparse step runs with the default optimizer and loss, no
+                metrics and no distribution; any other setting trains with
+                Keras' dense step. On TensorFlow it is compiled with XLA
+                (`jit_compile=True` unless given).
         """
         self.alpha = self.default_alpha if alpha is None else float(alpha)
         self.min_alpha = float(min_alpha)
+        self._compiled_update_size = update_size  # as given, for the config
+        if update_size == "auto":
+            update_size = 1 << 30 if keras.backend.backend() == "torch" else 256
+        if update_size is not None and (
+                not isinstance(update_size, int) or update_size < 1):
+            raise ValueError('`update_size` must be "auto", a positive int or '
+                             f"None, got {update_size!r}.")
+        self.update_size = update_size
+        self._sparse = (update_size is not None and optimizer == "auto"
+                        and loss == "auto" and not kwargs.get("metrics")
+                        and not kwargs.get("weighted_metrics"))
+        if self._sparse and keras.backend.backend() == "tensorflow":
+            kwargs.setdefault("jit_compile", True)
         self._schedule = None
         if optimizer == "auto":
             self._schedule = Word2VecLearningRate(self.alpha, self.min_alpha)
@@ -60,7 +93,8 @@ class Word2VecTask(Task):
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
 
     def get_compile_config(self):
-        return {"alpha": self.alpha, "min_alpha": self.min_alpha}
+        return {"alpha": self.alpha, "min_alpha": self.min_alpha,
+                "update_size": self._compiled_update_size}
 
     def compile_from_config(self, config):
         self.compile(**config)
@@ -128,6 +162,89 @@ class Word2VecTask(Task):
                 self._set_schedule(steps * epochs, batch_size,
                                    start_step=before)
         return history
+
+    def train_step(self, *args):
+        if not self._sparse_step_applies(args[-1]):
+            return super().train_step(*args)
+        return sparse_rows.stateful_train_step(self, self._sparse_train_step, *args)
+
+    def _sparse_step_applies(self, data):
+        if not getattr(self, "_sparse", False) or not self.backbone.trainable:
+            return False
+        _, _, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        return sample_weight is None and not sparse_rows.distributed()
+
+    def _sparse_train_step(self, data):
+        """One step of word2vec's sparse SGD update (see the class doc)."""
+        x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
+        tables = [self.backbone.token_embedding.embeddings,
+                  self.backbone.context_embedding.embeddings]
+        dtype = tables[0].dtype
+        y = ops.cast(y, dtype)
+        batch = ops.shape(y)[0]
+        # The dense step's rate is per mean-over-the-batch loss: per example
+        # it is the rate over the batch size.
+        rate = ops.cast(self.optimizer.learning_rate, dtype) / ops.cast(batch, dtype)
+        size = self.update_size
+        if isinstance(batch, int):
+            size = min(size, batch)  # (TensorFlow's batch may be a tensor)
+        pad = (-batch) % size
+        chunks = (batch + pad) // size
+
+        def split(value, fill):
+            # Padded examples have label -1: they change nothing.
+            widths = [[0, pad]] + [[0, 0]] * (len(value.shape) - 1)
+            value = ops.pad(value, widths, constant_values=fill)
+            return ops.reshape(value, (chunks, size) + tuple(value.shape[1:]))
+
+        xs = {k: split(v, False if v.dtype == "bool" else 0) for k, v in x.items()}
+        ys = split(y, -1)
+
+        def body(i, carry):
+            *values, loss = carry
+            per_example, updates = self._row_updates(
+                {k: v[i] for k, v in xs.items()}, ys[i], rate, *values)
+            for table, indices, rows in updates:
+                values[table] = sparse_rows.add_to_rows(values[table], indices, rows)
+            return (*values, loss + ops.sum(per_example))
+
+        start = (*[sparse_rows.table_value(t) for t in tables],
+                 ops.zeros((), dtype))
+        *values, loss = ops.fori_loop(0, chunks, body, start)
+        for table, value in zip(tables, values):
+            sparse_rows.assign_table(table, value)
+        self.optimizer.iterations.assign_add(1)
+        self._loss_tracker.update_state(loss / ops.cast(batch, dtype),
+                                        sample_weight=batch)
+        return self.compute_metrics(x, y, None)
+
+    def _row_updates(self, x, labels, rate, token_table, context_table):
+        """A micro-batch's loss per example and its SGD row updates.
+
+        Returns `(loss [examples], updates)`, `updates` a list of `(table,
+        ids [n], rows [n, dim])` with `table` 0 for the input vectors and 1
+        for the output ones: `rows` is `-rate` times the gradient of the
+        summed negative-sampling loss, to be added to the rows `ids`.
+        """
+        raise NotImplementedError
+
+    @staticmethod
+    def _score_updates(hidden, targets, labels, rate, context_table):
+        """What skip-gram and CBOW share: scores of `hidden [m, dim]`
+        against the output vectors of `targets [m, k]`, the loss per example,
+        and `-rate` times the loss's gradients with respect to `hidden` and
+        to the targets' output vectors (as rows to add)."""
+        vectors = ops.take(context_table, targets, axis=0)  # [m, k, dim]
+        scores = ops.einsum("md,mkd->mk", hidden, vectors)
+        valid = ops.cast(labels >= 0, scores.dtype)
+        truth = ops.maximum(labels, 0.0)
+        loss = ops.sum(ops.softplus(scores * (1.0 - 2.0 * truth)) * valid, axis=-1)
+        # word2vec.c's g: -rate * d loss / d score.
+        step = (truth - ops.sigmoid(scores)) * (valid * rate)
+        hidden_update = ops.einsum("mk,mkd->md", step, vectors)
+        target_update = ops.reshape(
+            step[:, :, None] * hidden[:, None, :], (-1, hidden.shape[-1]))
+        return loss, hidden_update, (1, ops.reshape(targets, (-1,)), target_update)
 
     def _iterations(self):
         return int(keras.ops.convert_to_numpy(self.optimizer.iterations))

@@ -268,3 +268,84 @@ def test_epoch_loss_is_the_mean_over_all_pairs():
     assert len(set(sizes)) == 2  # full batches and a smaller last one
     np.testing.assert_allclose(history.history["loss"][0],
                                np.concatenate(losses).mean(), rtol=1e-5)
+
+
+def _random_task(cls, update_size, vocab=9, dim=4, seed=0):
+    rng = np.random.default_rng(seed)
+    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
+    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
+    backbone.token_embedding.embeddings.assign(w_in)
+    backbone.context_embedding.embeddings.assign(w_out)
+    model = cls(backbone)
+    model.compile(alpha=0.05, update_size=update_size)
+    model._set_schedule(10, 1)  # rate 0.05 per example at step 0
+    return model, w_in, w_out
+
+
+def _random_batch(cls, size=10, vocab=9, seed=1):
+    rng = np.random.default_rng(seed)
+    x = {"center": rng.integers(1, vocab, size), "negatives": rng.integers(1, vocab, (size, 2))}
+    if cls is Word2VecCBOW:
+        x["context"] = rng.integers(0, vocab, (size, 4))
+        x["context_mask"] = rng.random((size, 4)) > 0.3
+        truth = x["center"]
+    else:
+        x["context"] = rng.integers(1, vocab, size)
+        truth = x["context"]
+    # Repeated ids throughout; a negative that drew the true word is left out.
+    y = np.c_[np.ones(size), np.where(x["negatives"] == truth[:, None], -1, 0)]
+    return x, y.astype("float32")
+
+
+def _tables(model):
+    return (to_numpy(model.backbone.token_embedding.embeddings),
+            to_numpy(model.backbone.context_embedding.embeddings))
+
+
+@pytest.mark.parametrize("cls", [Word2VecSkipGram, Word2VecCBOW])
+def test_sparse_step_equals_kerass_dense_step(cls):
+    # The default step gathers and scatter-adds only the touched rows; with
+    # one update per batch it must equal Keras' dense SGD step on the mean
+    # loss (update_size=None), repeated ids and left-out negatives included.
+    x, y = _random_batch(cls)
+    dense, w_in, w_out = _random_task(cls, update_size=None)
+    sparse, _, _ = _random_task(cls, update_size=64)
+    assert not dense._sparse and sparse._sparse
+    dense_loss = dense.train_on_batch(x, y)
+    sparse_loss = sparse.train_on_batch(x, y)
+    for a, b, before in zip(_tables(dense), _tables(sparse), (w_in, w_out)):
+        assert np.abs(a - before).max() > 1e-3  # the step moved the rows
+        np.testing.assert_allclose(b, a, atol=1e-6)
+    np.testing.assert_allclose(sparse_loss, dense_loss, rtol=1e-6)
+    assert int(to_numpy(sparse.optimizer.iterations)) == 1
+
+
+def test_micro_batches_are_applied_one_after_another():
+    # update_size=4 on 10 pairs: three updates (4, 4, 2 pairs), each
+    # word2vec.c's update by hand on the tables the previous one left.
+    x, y = _random_batch(Word2VecSkipGram)
+    model, w_in, w_out = _random_task(Word2VecSkipGram, update_size=4)
+    model.train_on_batch(x, y)
+    rate = 0.05 * 1 / 10  # the schedule's rate (scale 1) over the batch size
+    new_in, new_out = w_in.copy(), w_out.copy()
+    for start in range(0, 10, 4):
+        part = slice(start, start + 4)
+        old_in, old_out = new_in.copy(), new_out.copy()
+        targets = np.c_[x["context"][part], x["negatives"][part]]
+        for c, t, row in zip(x["center"][part], targets, y[part]):
+            h = old_in[c]
+            g = (np.maximum(row, 0) - sigmoid(old_out[t] @ h)) * (row >= 0) * rate
+            np.add.at(new_out, t, g[:, None] * h)
+            new_in[c] += g @ old_out[t]
+    np.testing.assert_allclose(_tables(model)[0], new_in, atol=1e-6)
+    np.testing.assert_allclose(_tables(model)[1], new_out, atol=1e-6)
+
+
+def test_update_size_is_checked_and_kept_in_the_config():
+    model, _, _ = _random_task(Word2VecSkipGram, update_size=32)
+    assert model.get_compile_config()["update_size"] == 32
+    with pytest.raises(ValueError, match="update_size"):
+        model.compile(update_size=0)
+    # Another optimizer, or metrics: Keras' own dense step.
+    model.compile(optimizer=keras.optimizers.SGD(0.1))
+    assert not model._sparse
