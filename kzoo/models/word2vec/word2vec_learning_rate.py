@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+_NUMBERS = ("alpha", "min_alpha", "decay_steps", "start_step", "scale")
+
 from kzoo.api_export import kzoo_export
 
 
@@ -32,17 +34,43 @@ class Word2VecLearningRate(keras.optimizers.schedules.LearningRateSchedule):
 
     def __init__(self, alpha=0.025, min_alpha=0.0001, decay_steps=1,
                  start_step=0, scale=1.0):
-        self.alpha = float(alpha)
-        self.min_alpha = float(min_alpha)
-        self.decay_steps = max(int(decay_steps), 1)
-        self.start_step = int(start_step)
-        self.scale = float(scale)
+        self._values = None
+        self.set(alpha=alpha, min_alpha=min_alpha, decay_steps=decay_steps,
+                 start_step=start_step, scale=scale)
+
+    def set(self, **numbers):
+        """Changes any of `alpha`, `min_alpha`, `decay_steps`, `start_step`,
+        `scale`; once `attach`ed, in the optimizer's variable too, so a
+        compiled training step takes the new numbers without retracing."""
+        for name, value in numbers.items():
+            if name not in _NUMBERS:
+                raise TypeError(f"Unknown schedule number {name!r}; "
+                                f"expected one of {_NUMBERS}.")
+            setattr(self, name, float(value))
+        self.decay_steps = max(int(self.decay_steps), 1)
+        self.start_step = int(self.start_step)
+        if self._values is not None:
+            self._values.assign(self._numbers())
+
+    def attach(self, optimizer):
+        """Keeps the numbers in a variable of `optimizer` (saved with its
+        state), read by every call from then on."""
+        self._values = optimizer.add_variable(
+            shape=(len(_NUMBERS),), dtype="float32", name="word2vec_schedule",
+            initializer=keras.initializers.Constant(self._numbers()))
+
+    def _numbers(self):
+        return [float(getattr(self, name)) for name in _NUMBERS]
 
     def __call__(self, step):
-        progress = (ops.cast(step, "float32") - self.start_step) / self.decay_steps
+        if self._values is None:
+            alpha, min_alpha, decay_steps, start_step, scale = self._numbers()
+        else:
+            alpha, min_alpha, decay_steps, start_step, scale = ops.unstack(
+                ops.convert_to_tensor(self._values))
+        progress = (ops.cast(step, "float32") - start_step) / decay_steps
         progress = ops.clip(progress, 0.0, 1.0)
-        alpha = self.alpha + (self.min_alpha - self.alpha) * progress
-        return alpha * self.scale
+        return (alpha + (min_alpha - alpha) * progress) * scale
 
     def get_config(self):
         return {"alpha": self.alpha, "min_alpha": self.min_alpha,

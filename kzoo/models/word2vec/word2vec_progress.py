@@ -18,13 +18,14 @@ class Word2VecProgress(keras.callbacks.Callback):
         preprocessor: the `Word2VecPreprocessor` feeding `fit`.
     """
 
-    # Keras may run the per-batch hook in a thread, while the next steps
-    # are dispatched: otherwise every step would wait for the one before
-    # (JAX), which cost ~30% of word2vec's speed (bench/word2vec.py).
-    async_safe = True
-
     def __init__(self, preprocessor):
         super().__init__()
+        # On JAX, Keras may run the per-batch hook in a thread while the
+        # next steps are dispatched: otherwise each step would wait for the
+        # one before, ~30% of word2vec's speed (bench/word2vec.py). The
+        # other backends run their steps synchronously: a thread per batch
+        # only adds contention there.
+        self.async_safe = keras.backend.backend() == "jax"
         self.preprocessor = preprocessor
         self.epoch_words = []
         self.epoch_seconds = []

@@ -88,6 +88,7 @@ class Word2VecTask(Task):
         if optimizer == "auto":
             self._schedule = Word2VecLearningRate(self.alpha, self.min_alpha)
             optimizer = keras.optimizers.SGD(learning_rate=self._schedule)
+            self._schedule.attach(optimizer)
         if loss == "auto":
             loss = NegativeSamplingLoss()
         super().compile(optimizer=optimizer, loss=loss, **kwargs)
@@ -193,8 +194,9 @@ class Word2VecTask(Task):
 
         def split(value, fill):
             # Padded examples have label -1: they change nothing.
-            widths = [[0, pad]] + [[0, 0]] * (len(value.shape) - 1)
-            value = ops.pad(value, widths, constant_values=fill)
+            if not isinstance(pad, int) or pad:  # (a copy: ~3 ms on torch)
+                widths = [[0, pad]] + [[0, 0]] * (len(value.shape) - 1)
+                value = ops.pad(value, widths, constant_values=fill)
             return ops.reshape(value, (chunks, size) + tuple(value.shape[1:]))
 
         xs = {k: split(v, False if v.dtype == "bool" else 0) for k, v in x.items()}
@@ -252,13 +254,11 @@ class Word2VecTask(Task):
     def _set_schedule(self, decay_steps, batch_size, start_step=None):
         if self._schedule is None:
             return
-        self._schedule.alpha = self.alpha
-        self._schedule.min_alpha = self.min_alpha
-        self._schedule.decay_steps = max(int(decay_steps), 1)
-        self._schedule.start_step = (self._iterations() if start_step is None
-                                     else start_step)
-        self._schedule.scale = float(batch_size)
-        self.train_function = None  # retrace with the new schedule
+        # Held in an optimizer variable: the compiled step is kept.
+        self._schedule.set(
+            alpha=self.alpha, min_alpha=self.min_alpha, decay_steps=decay_steps,
+            start_step=self._iterations() if start_step is None else start_step,
+            scale=batch_size)
 
     def word_vectors(self):
         """The trained input vectors as `WordVectors` (in vocabulary order,

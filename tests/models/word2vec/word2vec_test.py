@@ -198,6 +198,11 @@ def test_fit_learns_topics_with_decaying_rate(cls):
     # The rate fell from alpha * batch to (about) min_alpha * batch.
     lr = float(to_numpy(model.optimizer.learning_rate))
     assert lr < 0.05 * 0.025 * 256
+    # Rescheduling (each fit, and after its first epoch) changes the
+    # optimizer's schedule variable, not the compiled step.
+    compiled = model.train_function
+    model.fit(corpus, epochs=2, batch_size=256, verbose=0)
+    assert model.train_function is compiled
     wv = model.wv
     assert set(wv.index_to_key) == set(ANIMALS + TOOLS)
     for word in ("cat", "hammer"):
