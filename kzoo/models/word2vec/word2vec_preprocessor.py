@@ -52,6 +52,21 @@ def text_lines(data):
         f"tf.data.Dataset of strings, got {type(data).__name__}.")
 
 
+def _pad_batch(x, y, batch_size):
+    """Pads a batch of examples to `batch_size` with ids 0 (mask False)
+    and labels -1, which the negative-sampling loss leaves out."""
+    missing = batch_size - tf.shape(y)[0]
+
+    def pad(value, fill):
+        widths = tf.concat([[[0, missing]], tf.zeros([value.shape.rank - 1, 2],
+                                                     tf.int32)], axis=0)
+        value = tf.pad(value, widths, constant_values=fill)
+        return tf.ensure_shape(value, [batch_size] + value.shape[1:].as_list())
+
+    x = {k: pad(v, False if v.dtype == tf.bool else 0) for k, v in x.items()}
+    return x, pad(y, -1.0)
+
+
 @kzoo_export("kzoo.models.Word2VecPreprocessor")
 class Word2VecPreprocessor(Preprocessor):
     """Splits text into words and samples word2vec's training examples.
@@ -220,10 +235,13 @@ class Word2VecPreprocessor(Preprocessor):
         return keras.utils.pack_x_y_sample_weight(out, labels)
 
     def dataset(self, data, batch_size, drop_remainder=False,
-                lines_per_call=_LINES_PER_CALL):
+                lines_per_call=_LINES_PER_CALL, pad_remainder=False):
         """The training `tf.data.Dataset`: `(x, y)` batches of `batch_size`
-        examples, sampled from `data` as it streams by (`drop_remainder`
-        drops each pass's last, smaller batch: one shape for compilers)."""
+        examples, sampled from `data` as it streams by. A pass's last batch
+        is smaller, unless `drop_remainder` drops it or `pad_remainder`
+        fills it up with examples labelled -1 (id 0 everywhere: no loss, no
+        update): one shape for compilers either way, no example lost with
+        padding."""
         if self.sampler is None:
             self._build()
         ds = text_lines(data).batch(lines_per_call)
@@ -232,8 +250,10 @@ class Word2VecPreprocessor(Preprocessor):
         ds = ds.map(self._tokenize, num_parallel_calls=tf.data.AUTOTUNE,
                     deterministic=True)
         ds = ds.map(self._sample, num_parallel_calls=None)
-        return ds.rebatch(batch_size, drop_remainder=drop_remainder).prefetch(
-            tf.data.AUTOTUNE)
+        ds = ds.rebatch(batch_size, drop_remainder=drop_remainder)
+        if pad_remainder and not drop_remainder:
+            ds = ds.map(lambda x, y: _pad_batch(x, y, batch_size))
+        return ds.prefetch(tf.data.AUTOTUNE)
 
     def get_config(self):
         config = super().get_config()

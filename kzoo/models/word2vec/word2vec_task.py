@@ -126,11 +126,14 @@ class Word2VecTask(Task):
             raise ValueError("word2vec makes its own targets: pass only the corpus.")
         batch_size = batch_size or 4096
         examples = self.preprocessor.expected_examples(corpus_words)
-        # A last, smaller batch per pass would be one more shape to compile
-        # (JAX); dropping it loses under 1% of the examples of a corpus
-        # this large.
+        # A last, smaller batch per pass would be one more shape to compile.
+        # The sparse step fills it up with no-op examples; Keras' dense
+        # step (whose loss would count them) drops it when that loses under
+        # 1% of the examples.
+        sparse = self._sparse and not sparse_rows.distributed()
         dataset = self.preprocessor.dataset(
-            x, batch_size, drop_remainder=examples > 100 * batch_size)
+            x, batch_size, pad_remainder=sparse,
+            drop_remainder=not sparse and examples > 100 * batch_size)
         estimate = math.ceil(examples / batch_size)
         self._set_schedule(estimate * epochs, batch_size)
         progress = Word2VecProgress(self.preprocessor)
@@ -197,7 +200,7 @@ class Word2VecTask(Task):
             if not isinstance(pad, int) or pad:  # (a copy: ~3 ms on torch)
                 widths = [[0, pad]] + [[0, 0]] * (len(value.shape) - 1)
                 value = ops.pad(value, widths, constant_values=fill)
-            return ops.reshape(value, (chunks, size) + tuple(value.shape[1:]))
+            return ops.reshape(value, (chunks, size) + tuple(ops.shape(value)[1:]))
 
         xs = {k: split(v, False if v.dtype == "bool" else 0) for k, v in x.items()}
         ys = split(y, -1)
@@ -216,8 +219,10 @@ class Word2VecTask(Task):
         for table, value in zip(tables, values):
             sparse_rows.assign_table(table, value)
         self.optimizer.iterations.assign_add(1)
-        self._loss_tracker.update_state(loss / ops.cast(batch, dtype),
-                                        sample_weight=batch)
+        # The mean over the real examples (a padded one's first label is -1).
+        real = ops.sum(ops.cast(y[:, 0] >= 0, dtype))
+        self._loss_tracker.update_state(loss / ops.maximum(real, 1.0),
+                                        sample_weight=real)
         return self.compute_metrics(x, y, None)
 
     def _row_updates(self, x, labels, rate, token_table, context_table):

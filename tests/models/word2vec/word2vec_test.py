@@ -354,3 +354,18 @@ def test_update_size_is_checked_and_kept_in_the_config():
     # Another optimizer, or metrics: Keras' own dense step.
     model.compile(optimizer=keras.optimizers.SGD(0.1))
     assert not model._sparse
+
+
+def test_padded_last_batch_keeps_every_example():
+    corpus = topic_corpus(20)
+    fixed = dict(min_count=1, sample=0.0, shrink_window=False, seed=0)
+    plain = [to_numpy(b) for b in Word2VecPreprocessor.from_corpus(
+        corpus, **fixed).dataset(corpus, 64)]
+    padded = [to_numpy(b) for b in Word2VecPreprocessor.from_corpus(
+        corpus, **fixed).dataset(corpus, 64, pad_remainder=True)]
+    assert len(plain[-1][1]) < 64 and all(len(y) == 64 for _, y in padded)
+    last_x, last_y = padded[-1]
+    real = len(plain[-1][1])
+    np.testing.assert_array_equal(last_y[:real], plain[-1][1])
+    np.testing.assert_array_equal(last_x["center"][:real], plain[-1][0]["center"])
+    assert (last_y[real:] == -1).all() and not last_x["center"][real:].any()
