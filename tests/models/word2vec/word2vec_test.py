@@ -33,6 +33,16 @@ def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _backbone(vocab, dim, seed):
+    """A backbone with random normal input and output tables (also returned)."""
+    rng = np.random.default_rng(seed)
+    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
+    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
+    backbone.token_embedding.embeddings.assign(w_in)
+    backbone.context_embedding.embeddings.assign(w_out)
+    return backbone, w_in, w_out
+
+
 def test_backbone_shapes_init_and_round_trip():
     out = run_backbone_test(
         Word2VecBackbone, {"vocabulary_size": 12, "hidden_dim": 4},
@@ -120,11 +130,7 @@ def test_skip_gram_step_is_word2vecs_update(batch):
     # pair, summed over the batch): g = (label - sigmoid(h . u)) * alpha,
     # u += g h for each target, h += sum g u (old u).
     vocab, dim, alpha = 7, 3, 0.1
-    rng = np.random.default_rng(batch)
-    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
-    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
-    backbone.token_embedding.embeddings.assign(w_in)
-    backbone.context_embedding.embeddings.assign(w_out)
+    backbone, w_in, w_out = _backbone(vocab, dim, seed=batch)
     model = Word2VecSkipGram(backbone)
     model.compile(optimizer=keras.optimizers.SGD(alpha * batch))
     center, context = np.array([1, 2, 1][:batch]), np.array([3, 4, 5][:batch])
@@ -145,11 +151,7 @@ def test_skip_gram_step_is_word2vecs_update(batch):
 
 
 def test_cbow_scores_by_hand():
-    backbone = Word2VecBackbone(vocabulary_size=6, hidden_dim=2)
-    rng = np.random.default_rng(0)
-    w_in, w_out = rng.normal(size=(2, 6, 2)).astype("float32")
-    backbone.token_embedding.embeddings.assign(w_in)
-    backbone.context_embedding.embeddings.assign(w_out)
+    backbone, w_in, w_out = _backbone(6, 2, seed=0)
     model = Word2VecCBOW(backbone)
     x = {"center": np.array([1]), "context": np.array([[2, 0, 4, 5]]),
          "context_mask": np.array([[True, False, True, True]]),
@@ -163,11 +165,7 @@ def test_cbow_step_is_word2vecs_update():
     # vectors, g = (label - sigmoid(h . u)) * alpha, u += g h, and every
     # context word's input vector += sum g u (the whole error, undivided).
     vocab, dim, alpha = 8, 3, 0.1
-    rng = np.random.default_rng(7)
-    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
-    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
-    backbone.token_embedding.embeddings.assign(w_in)
-    backbone.context_embedding.embeddings.assign(w_out)
+    backbone, w_in, w_out = _backbone(vocab, dim, seed=7)
     model = Word2VecCBOW(backbone)
     model.compile(optimizer=keras.optimizers.SGD(alpha))
     x = {"center": np.array([1]), "context": np.array([[2, 0, 4, 5]]),
@@ -276,11 +274,7 @@ def test_epoch_loss_is_the_mean_over_all_pairs():
 
 
 def _random_task(cls, update_size, vocab=9, dim=4, seed=0):
-    rng = np.random.default_rng(seed)
-    backbone = Word2VecBackbone(vocabulary_size=vocab, hidden_dim=dim)
-    w_in, w_out = rng.normal(size=(2, vocab, dim)).astype("float32")
-    backbone.token_embedding.embeddings.assign(w_in)
-    backbone.context_embedding.embeddings.assign(w_out)
+    backbone, w_in, w_out = _backbone(vocab, dim, seed)
     model = cls(backbone)
     model.compile(alpha=0.05, update_size=update_size)
     model._set_schedule(10, 1)  # rate 0.05 per example at step 0
