@@ -46,8 +46,8 @@ def add_to_rows(table, indices, updates):
             table, ops.expand_dims(ops.cast(indices, "int32"), -1), updates)
     if backend == "torch":
         return table.index_add_(0, indices.long(), updates)
-    # numpy and others: a dense sum of the updates per row.
-    return table + ops.segment_sum(updates, indices, num_segments=table.shape[0])
+    raise ValueError(f"No sparse row update on the {backend!r} backend "
+                     "(it does not train).")
 
 
 def table_value(variable):

@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-_NUMBERS = ("alpha", "min_alpha", "decay_steps", "start_step", "scale")
-
 from kzoo.api_export import kzoo_export
+
+_NUMBERS = ("alpha", "min_alpha", "decay_steps", "start_step", "scale")
 
 
 @kzoo_export("kzoo.models.Word2VecLearningRate")

@@ -24,8 +24,8 @@ class Word2VecProgress(keras.callbacks.Callback):
         # On JAX, Keras may run the per-batch hook in a thread while the
         # next steps are dispatched: otherwise each step would wait for the
         # one before, ~30% of word2vec's speed (bench/word2vec.py). The
-        # other backends run their steps synchronously: a thread per batch
-        # only adds contention there.
+        # other backends run their steps synchronously: there is nothing to
+        # overlap, so the hook stays on the training thread.
         self.async_safe = keras.backend.backend() == "jax"
         self.preprocessor = preprocessor
         self.epoch_words = []
