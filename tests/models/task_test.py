@@ -46,6 +46,58 @@ def test_fit_on_a_tf_data_pipeline_of_raw_batches():
               validation_data=(TEXTS, LABELS))
 
 
+def test_raw_text_fit_equals_fit_on_tokenized_arrays():
+    # fit repeats raw in-memory data (one iterator per fit, not one per
+    # epoch) and keeps the validation iterator across epochs: the epochs,
+    # their partial last batches and each validation pass must still be
+    # exactly those of the same data given as arrays.
+    raw, tokenized = toy_classifier(seed=3), toy_classifier(seed=3)
+    x = keras.tree.map_structure(np.asarray, tokenized.preprocessor(TEXTS[:7]))
+    x_val = keras.tree.map_structure(np.asarray, tokenized.preprocessor(TEXTS[3:]))
+    fit = dict(batch_size=3, epochs=3, shuffle=False, verbose=0)
+    got = raw.fit(TEXTS[:7], LABELS[:7], validation_data=(TEXTS[3:], LABELS[3:]), **fit)
+    want = tokenized.fit(x, LABELS[:7], validation_data=(x_val, LABELS[3:]), **fit)
+    assert sorted(got.history) == sorted(want.history)
+    for key, values in want.history.items():
+        assert_allclose(got.history[key], values, atol=1e-6)
+    assert_allclose(raw.predict(TEXTS), tokenized.predict(tokenized.preprocessor(TEXTS)),
+                    atol=1e-6)
+
+
+def test_raw_text_iterators_do_not_grow_with_epochs(monkeypatch):
+    # A new tf.data iterator sets up the tokenizer's graph again (0.3-0.6 s
+    # for WordPiece): fit makes its training and validation iterators once.
+    created = []
+    make_iterator = tf.data.Dataset.__iter__
+    monkeypatch.setattr(tf.data.Dataset, "__iter__",
+                        lambda self: created.append(1) or make_iterator(self))
+    counts = []
+    for epochs in (1, 4):
+        created.clear()
+        toy_classifier().fit(TEXTS, LABELS, batch_size=4, epochs=epochs, verbose=0,
+                             validation_data=(TEXTS, LABELS))
+        counts.append(len(created))
+    assert counts[0] == counts[1] <= 3, counts
+
+
+def test_preprocessing_is_traced_once_per_preprocessor_config():
+    model = toy_classifier()
+    model.fit(TEXTS, LABELS, batch_size=4, epochs=2, verbose=0,
+              validation_data=(TEXTS, LABELS))
+    model.evaluate(TEXTS, LABELS, batch_size=4, verbose=0)
+    model.predict(TEXTS, batch_size=4, verbose=0)
+    function = model._preprocess_function()
+    # With and without labels: two input signatures, each traced once.
+    assert function.experimental_get_tracing_count() == 2
+    model.predict(TEXTS[:3], verbose=0)
+    assert model._preprocess_function() is function
+    assert function.experimental_get_tracing_count() == 2
+    # A changed preprocessor config is a new function.
+    model.preprocessor.sequence_length = 4
+    assert model._preprocess_function() is not function
+    assert model.predict(TEXTS, verbose=0).shape == (len(TEXTS), 2)
+
+
 def test_empty_batches():
     model = toy_classifier()
     # predict and evaluate give an empty result of the usual structure ...
