@@ -8,6 +8,7 @@ from kzoo import samplers as samplers_lib
 from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits
 from kzoo.models.task import Task, tokenizer_vocabulary_mask
+from kzoo.losses import SparseLogitsCrossEntropy
 
 
 class _Generation(keras.Model):
@@ -117,8 +118,7 @@ class CausalLM(Task):
         if optimizer == "auto":
             optimizer = keras.optimizers.Adam(3e-4)
         if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, reduction="mean_with_sample_weight")
+            loss = SparseLogitsCrossEntropy(reduction="mean_with_sample_weight")
         if metrics == "auto":
             metrics = None
         if weighted_metrics == "auto":

@@ -6,6 +6,7 @@ import numpy as np
 from kzoo.api_export import kzoo_export
 from kzoo.layers.masked_lm_head import MaskedLMHead
 from kzoo.models.task import Task, tokenizer_vocabulary_mask
+from kzoo.losses import SparseLogitsCrossEntropy
 
 
 @kzoo_export("kzoo.models.MaskedLM")
@@ -87,9 +88,7 @@ class MaskedLM(Task):
         if optimizer == "auto":
             optimizer = keras.optimizers.Adam(5e-5)
         if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, reduction="mean_with_sample_weight"
-            )
+            loss = SparseLogitsCrossEntropy(reduction="mean_with_sample_weight")
         if metrics == "auto":
             metrics = None
         if weighted_metrics == "auto":

@@ -7,6 +7,7 @@ from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
 from kzoo.models.masked_lm import MaskedLM
 from kzoo.models.task import Task, _is_raw_text, tokenizer_vocabulary_mask
+from kzoo.losses import SparseLogitsCrossEntropy
 
 
 def _is_documents_dataset(x):
@@ -113,8 +114,8 @@ class BertPretrainer(Task):
             optimizer = keras.optimizers.Adam(1e-4)
         if loss == "auto":
             loss = {
-                "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True, reduction="mean_with_sample_weight"),
+                "mlm_logits": SparseLogitsCrossEntropy(
+                    reduction="mean_with_sample_weight"),
                 "nsp_logits": keras.losses.SparseCategoricalCrossentropy(
                     from_logits=True),
             }

@@ -10,6 +10,7 @@ from kzoo.models.elmo.elmo_language_model_preprocessor import (
     ElmoLanguageModelPreprocessor,
 )
 from kzoo.models.task import Task
+from kzoo.losses import SparseLogitsCrossEntropy
 
 
 @kzoo_export("kzoo.models.ElmoLanguageModel")
@@ -121,8 +122,8 @@ class ElmoLanguageModel(Task):
             optimizer = keras.optimizers.Adam(1e-3, clipnorm=10.0)
         if loss == "auto":
             loss = {
-                direction: keras.losses.SparseCategoricalCrossentropy(
-                    from_logits=True, reduction="mean_with_sample_weight")
+                direction: SparseLogitsCrossEntropy(
+                    reduction="mean_with_sample_weight")
                 for direction in ("forward", "backward")
             }
         if metrics == "auto":
