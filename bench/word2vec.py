@@ -122,7 +122,8 @@ def driver_main(args, argv):
             continue
         sizes = args.batch_size.split(",") if library == "kzoo" else ["1024"]
         for size in sizes:
-            label = name + (f" b{size}" if library == "kzoo" else " (workers=2)")
+            label = name + ((f" b{size}" if size != "auto" else "")
+                            if library == "kzoo" else " (workers=2)")
             print(f"  running {label} ...", end=" ", flush=True)
             result = _timing.run_worker(
                 [os.path.abspath(__file__), "--worker", library,
@@ -156,9 +157,9 @@ def parse_args(argv):
     parser.add_argument("--cbow", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="1 epoch per row")
-    parser.add_argument("--batch-size", default="4096",
-                        help="kzoo examples per step; a comma-separated list "
-                             "gives one row each")
+    parser.add_argument("--batch-size", default="auto",
+                        help="kzoo examples per step (auto: fit's default); a "
+                             "comma-separated list gives one row each")
     parser.add_argument("--workers", type=int, default=2, help="gensim threads")
     parser.add_argument("--corpus", default=CORPUS)
     parser.add_argument("--cores", type=int, default=None,
@@ -169,7 +170,7 @@ def parse_args(argv):
     if args.epochs is None:
         args.epochs = 1 if args.quick else 5
     if args.worker:
-        args.batch_size = int(args.batch_size)
+        args.batch_size = None if args.batch_size == "auto" else int(args.batch_size)
     return args
 
 

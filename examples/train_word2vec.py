@@ -113,8 +113,9 @@ def main(argv=None):
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--alpha", type=float, default=0.025)
-    parser.add_argument("--batch-size", type=int, default=4096,
-                        help="kzoo: examples per step")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="kzoo: examples per step (default: fit's, 16384 on a "
+                             "corpus this size)")
     parser.add_argument("--workers", type=int, default=2, help="gensim threads")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--verbose", type=int, default=2)
@@ -138,7 +139,7 @@ def main(argv=None):
     rows = []
     if args.only != "gensim":
         wv, info = train_kzoo(args.corpus, args)
-        rows.append((f"kzoo ({keras.config.backend()}, batch {args.batch_size})",
+        rows.append((f"kzoo ({keras.config.backend()}, batch {args.batch_size or 'auto'})",
                      wv, info))
         if args.save:
             wv.save_word2vec_format(args.save)

@@ -16,7 +16,7 @@ after a kill or Ctrl-C and it resumes from the last finished epoch.
 
 FAMILIES = ("word2vec", "elmo", "gpt", "bert")
 # Per family: (batch size, learning rate, vocabulary size, sequence length).
-DEFAULTS = {"word2vec": (4096, 0.025, None, None), "elmo": (32, 2e-3, 20000, 32),
+DEFAULTS = {"word2vec": (None, 0.025, None, None), "elmo": (32, 2e-3, 20000, 32),
             "gpt": (16, 1e-3, 4096, 128), "bert": (32, 1e-3, 3000, 64)}
 
 
@@ -27,7 +27,8 @@ def add_arguments(parser):
     parser.add_argument("--output", required=True, help="the preset folder to write")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=None,
-                        help="word2vec: pairs per step (4096); others: sequences "
+                        help="word2vec: pairs per step (fit's default: 16384 on a "
+                             "big corpus, else 4096); others: sequences "
                              "(elmo 32, gpt 16, bert 32)")
     parser.add_argument("--learning-rate", type=float, default=None,
                         help="word2vec: alpha (0.025); elmo 2e-3, gpt 1e-3, bert 1e-3")
