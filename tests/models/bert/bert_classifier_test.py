@@ -44,8 +44,10 @@ def test_packing_truncates_long_text_and_keeps_empty_text():
 
 def test_fit_and_predict_single_texts():
     model = tiny_classifier()
-    history = model.fit(TEXTS, LABELS, batch_size=4, epochs=6, verbose=0)
-    assert history.history["loss"][-1] < history.history["loss"][0]
+    # 6 epochs (12 steps) left the loss at chance level, above or below the
+    # first epoch's by the shuffling's luck; by 20 it has clearly learned.
+    history = model.fit(TEXTS, LABELS, batch_size=4, epochs=20, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0] - 0.1
     logits = to_numpy(model.predict(TEXTS, batch_size=4, verbose=0))
     assert logits.shape == (len(TEXTS), 2) and np.isfinite(logits).all()
 
