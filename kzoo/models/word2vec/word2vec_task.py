@@ -112,7 +112,8 @@ class Word2VecTask(Task):
             x: a text file path, a list of str lines, a `tf.data.Dataset` of
                 strings, or a dataset of sampled examples.
             batch_size: int. Examples (pairs or windows) per step. Default:
-                16384 when a pass holds at least 20 such batches, else 4096.
+                16384 when a pass holds at least 20 such batches and the
+                sparse step trains (see `compile`), else 4096.
                 Big steps spread each step's fixed cost (Keras, `tf.data`)
                 over more examples: skip-gram on bench/word2vec.py's corpus
                 went from 102k to 157k words/s on TensorFlow with the same
@@ -135,12 +136,14 @@ class Word2VecTask(Task):
         if y is not None:
             raise ValueError("word2vec makes its own targets: pass only the corpus.")
         examples = self.preprocessor.expected_examples(corpus_words)
-        batch_size = batch_size or (16384 if examples >= 20 * 16384 else 4096)
+        sparse = self._sparse and not sparse_rows.distributed()
+        # Keras' dense step makes one update per batch: it keeps 4096.
+        big = sparse and examples >= 20 * 16384
+        batch_size = batch_size or (16384 if big else 4096)
         # A last, smaller batch per pass would be one more shape to compile.
         # The sparse step fills it up with no-op examples; Keras' dense
         # step (whose loss would count them) drops it when that loses under
         # 1% of the examples.
-        sparse = self._sparse and not sparse_rows.distributed()
         dataset = self.preprocessor.dataset(
             x, batch_size, pad_remainder=sparse,
             drop_remainder=not sparse and examples > 100 * batch_size)
