@@ -104,7 +104,7 @@ def test_explicit_attention_equals_fused():
 def test_cache_step_by_step_equals_full_sequence(normalize_first):
     layer = _layer(normalize_first)
     full = to_numpy(layer(X))
-    cache = np.zeros((2, 2, 7, HEADS, HIDDEN // HEADS), "float32")
+    cache = np.zeros((2, 2, HEADS, 7, HIDDEN // HEADS), "float32")
     y, cache = layer(X[:, :2], cache=cache, cache_update_index=0)  # a 2-token prefill
     outputs = [to_numpy(y)]
     for i in range(2, 5):
@@ -112,9 +112,9 @@ def test_cache_step_by_step_equals_full_sequence(normalize_first):
                          cache_update_index=keras.ops.convert_to_tensor(i, "int32"))
         outputs.append(to_numpy(y))
     assert_allclose(np.concatenate(outputs, axis=1), full, atol=1e-5)
-    assert tuple(cache.shape) == (2, 2, 7, HEADS, HIDDEN // HEADS)
+    assert tuple(cache.shape) == (2, 2, HEADS, 7, HIDDEN // HEADS)
     # Positions not written yet stay zero.
-    assert not to_numpy(cache)[:, :, 5:].any()
+    assert not to_numpy(cache)[:, :, :, 5:].any()
 
 
 def test_config_round_trip_and_errors():
@@ -126,7 +126,9 @@ def test_config_round_trip_and_errors():
     with pytest.raises(ValueError, match="divisible"):
         TransformerDecoder(8, 3)(X)
     with pytest.raises(ValueError, match="cache_update_index"):
-        layer(X, cache=np.zeros((2, 2, 5, 2, 4), "float32"))
+        layer(X, cache=np.zeros((2, 2, 2, 5, 4), "float32"))
+    with pytest.raises(ValueError, match="head-major"):  # keras-hub's layout
+        layer(X[:, :1], cache=np.zeros((2, 2, 5, 2, 4), "float32"), cache_update_index=0)
     with pytest.raises(ValueError, match="not both"):
-        layer(X, padding_mask=PADDING, cache=np.zeros((2, 2, 5, 2, 4), "float32"),
+        layer(X, padding_mask=PADDING, cache=np.zeros((2, 2, 2, 5, 4), "float32"),
               cache_update_index=0)

@@ -182,8 +182,9 @@ class GPTBackbone(Backbone):
 
     def build_cache(self, batch_size, max_length):
         """An empty key/value cache: a tuple of ``num_layers`` zero tensors
-        ``[batch_size, 2, max_length, num_heads, hidden_dim // num_heads]``."""
-        shape = (batch_size, 2, max_length, self.num_heads,
+        ``[batch_size, 2, num_heads, max_length, hidden_dim // num_heads]``
+        (head-major, see ``kzoo.layers.TransformerDecoder``)."""
+        shape = (batch_size, 2, self.num_heads, max_length,
                  self.hidden_dim // self.num_heads)
         return tuple(ops.zeros(shape, dtype=self.compute_dtype)
                      for _ in self.transformer_layers)

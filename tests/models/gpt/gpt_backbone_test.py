@@ -44,7 +44,7 @@ def test_call_with_cache_equals_full_call(normalize_first):
     full = to_numpy(backbone({"token_ids": ids,
                               "padding_mask": np.ones_like(ids)})["sequence_output"])
     cache = backbone.build_cache(1, 8)
-    assert len(cache) == 2 and tuple(cache[0].shape) == (1, 2, 8, 2, 4)
+    assert len(cache) == 2 and tuple(cache[0].shape) == (1, 2, 2, 8, 4)
     first, cache = backbone.call_with_cache(ids[:, :3], cache, 0)
     steps = [to_numpy(first)]
     for i in (3, 4):
