@@ -6,6 +6,20 @@ from keras import ops
 from kzoo.api_export import kzoo_export
 
 
+#: up to this many rows, the logits are computed as ``(E @ h^T)^T``
+_FEW_ROWS = 64
+
+
+def _static_rows(shape):
+    """The number of rows of ``[..., hidden_dim]``, or None if not static."""
+    rows = 1
+    for dim in shape[:-1]:
+        if not isinstance(dim, int):
+            return None
+        rows *= dim
+    return rows
+
+
 @kzoo_export("kzoo.layers.TiedEmbeddingLogits")
 class TiedEmbeddingLogits(keras.layers.Layer):
     """Scores hidden states against a token embedding matrix (tied weights).
@@ -55,8 +69,19 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs):
-        embeddings = ops.convert_to_tensor(self.token_embedding.embeddings)
-        logits = ops.matmul(inputs, ops.transpose(ops.cast(embeddings, inputs.dtype)))
+        embeddings = ops.cast(
+            ops.convert_to_tensor(self.token_embedding.embeddings), inputs.dtype)
+        rows = _static_rows(inputs.shape)
+        if rows is not None and rows <= _FEW_ROWS:
+            # A few rows (a generation step): `embeddings @ hidden^T`, the
+            # table read row by row as it lies. PyTorch's CPU product with a
+            # transposed right-hand side reads it 2.5x slower (batch 8 x
+            # GPT-2's 50257 x 512: 20.0 vs 7.9 ms; level on XLA).
+            flat = ops.reshape(inputs, (rows, inputs.shape[-1]))
+            logits = ops.transpose(ops.matmul(embeddings, ops.transpose(flat)))
+            logits = ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
+        else:
+            logits = ops.matmul(inputs, ops.transpose(embeddings))
         return ops.cast(logits, "float32")
 
     def compute_output_shape(self, inputs_shape):

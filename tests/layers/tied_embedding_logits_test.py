@@ -21,6 +21,18 @@ def test_logits_are_the_transposed_embedding_product():
                     atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 4), (8, 1, 4), (2, 32, 4), (3, 40, 4), (5, 4)])
+def test_few_and_many_rows_give_the_same_product(shape):
+    # Up to 64 rows take the (E @ h^T)^T form, more the h @ E^T one.
+    embedding = keras.layers.Embedding(11, 4)
+    embedding.build((None,))
+    hidden = np.random.default_rng(1).normal(size=shape).astype("float32")
+    logits = TiedEmbeddingLogits(embedding)(hidden)
+    assert tuple(logits.shape) == shape[:-1] + (11,)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert_allclose(logits, hidden @ to_numpy(embedding.embeddings).T, atol=1e-5)
+
+
 def test_errors():
     with pytest.raises(TypeError, match="Embedding"):
         TiedEmbeddingLogits(keras.layers.Dense(3))
