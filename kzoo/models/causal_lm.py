@@ -11,15 +11,29 @@ from kzoo.models.task import Task, tokenizer_vocabulary_mask
 from kzoo.losses import SparseLogitsCrossEntropy
 
 
+def _prefill_length(shortest_prompt, max_length):
+    """Positions the prefill pass covers: the shortest prompt's length
+    rounded up to a power of two (at least 16), at most ``max_length``.
+
+    The loop starts after the shortest prompt, so the prefill must cover it;
+    rounding keeps the compiled shapes few (one per power of two) while a
+    short prompt in a long buffer is not run through the network at every
+    empty position (GPT-2's 1024 positions for a 10-token prompt).
+    """
+    return min(max_length, max(16, 1 << (max(shortest_prompt, 1) - 1).bit_length()))
+
+
 class _Generation(keras.Model):
     """The whole generation loop as one model call, compiled by Keras.
 
     ``predict_on_batch`` compiles ``call`` the way Keras compiles any
     prediction (``jax.jit`` on JAX; ``tf.function``, with XLA when the task's
     ``jit_compile`` is on, on TensorFlow; eager on torch), once per input
-    shape: the prompt buffer ``[batch, max_length]`` is the only shape, so
-    new prompts of the same batch size and ``max_length`` reuse the compiled
-    loop. The sampler and stop tokens are fixed per instance.
+    shape: the prompt buffer ``[batch, max_length]`` and the prefill's
+    ``[batch, prefill]`` (a power of two, see ``_prefill_length``) are the
+    only shapes, so new prompts of the same batch size, ``max_length`` and
+    prefill reuse the compiled loop. The sampler and stop tokens are fixed
+    per instance.
     """
 
     def __init__(self, task, sampler, stop_token_ids, pad_token_id):
@@ -38,9 +52,14 @@ class _Generation(keras.Model):
         prompt_mask = ops.cast(inputs["prompt_mask"], "bool")
         shape = ops.shape(token_ids)
         batch, max_length = shape[0], shape[1]
-        # Prefill: the keys and values of every buffer position in one pass.
+        # Prefill: the keys and values of the first positions in one pass
+        # (`prefill_ids`, the buffer's first columns; else the whole buffer).
+        # The loop rewrites every position from the shortest prompt's last
+        # token on before any query reads it.
+        prefill = inputs.get("prefill_ids")
+        prefill = token_ids if prefill is None else ops.cast(prefill, "int32")
         _, cache = backbone.call_with_cache(
-            token_ids, backbone.build_cache(batch, max_length), 0)
+            prefill, backbone.build_cache(batch, max_length), 0)
         index = ops.min(ops.sum(ops.cast(prompt_mask, "int32"), axis=1))
 
         def next_fn(token_ids, cache, index):
@@ -70,10 +89,12 @@ class CausalLM(Task):
     their accuracy.
 
     ``generate`` continues prompts: the prompt tokens fill a buffer of
-    ``max_length`` positions, one pass over it fills the backbone's key/value
-    cache, then a ``kzoo.samplers`` sampler adds one token per step, each
-    step one position through the network over the cache. The whole loop is
-    compiled once per ``[batch, max_length]`` (see ``jit_compile``).
+    ``max_length`` positions, one pass over its first positions (the
+    shortest prompt, rounded up to a power of two) fills the backbone's
+    key/value cache, then a ``kzoo.samplers`` sampler adds one token per
+    step, each step one position through the network over the cache. The
+    whole loop is compiled once per ``[batch, max_length]`` and prefill
+    length (see ``jit_compile``).
 
     Only ids the tokenizer can turn back into text are ever predicted: when
     the backbone has more token ids than the preprocessor's tokenizer has
@@ -257,9 +278,11 @@ class CausalLM(Task):
             prompt_mask[i, :len(row)] = 1
         noise = ops.convert_to_numpy(sampler.make_noise((len(rows), max_length)))
         generation = self._generation(sampler, stop_token_ids, pad)
+        prefill = _prefill_length(min(len(row) for row in rows), max_length)
         output = generation.predict_on_batch(
             {"token_ids": token_ids, "prompt_mask": prompt_mask,
-             "noise": noise.astype("float32")})
+             "noise": noise.astype("float32"),
+             "prefill_ids": token_ids[:, :prefill]})
         output = np.asarray(output)
         results = []
         for i, row in enumerate(rows):

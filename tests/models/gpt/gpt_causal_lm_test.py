@@ -110,6 +110,39 @@ def test_each_step_is_one_position_over_the_cache(monkeypatch):
     assert set(lengths) == {12, 1}  # one prefill of the buffer, then single tokens
 
 
+def test_prefill_covers_the_shortest_prompt_rounded_up(monkeypatch):
+    from kzoo.models import causal_lm
+
+    assert [causal_lm._prefill_length(n, 100) for n in (1, 16, 17, 33, 64)] == [
+        16, 16, 32, 64, 64]
+    assert causal_lm._prefill_length(40, 50) == 50
+    lm = _lm()
+    # Prompts of 2 and 20 tokens in a 24-position buffer: a 16-position
+    # prefill, the longer prompt's last 4 tokens fed by the loop.
+    rng = np.random.default_rng(0)
+    prompts = [rng.integers(1, len(VOCABULARY), n).tolist() for n in (2, 20)]
+    lengths = []
+    original = lm.backbone.call_with_cache
+
+    def recording(token_ids, cache, index):
+        lengths.append(token_ids.shape[1])  # (None in a TF retrace)
+        return original(token_ids, cache, index)
+
+    monkeypatch.setattr(lm.backbone, "call_with_cache", recording)
+    results = {}
+    for sampler in ("greedy", kzoo.samplers.BeamSampler(num_beams=2)):
+        results[sampler] = lm.generate_token_ids(prompts, max_length=CONTEXT,
+                                                 sampler=sampler, stop_token_ids=None)
+    assert 16 in lengths and CONTEXT not in lengths
+    # The same tokens as with a prefill of the whole buffer.
+    monkeypatch.setattr(causal_lm, "_prefill_length", lambda shortest, length: length)
+    for sampler, result in results.items():
+        assert lm.generate_token_ids(prompts, max_length=CONTEXT, sampler=sampler,
+                                     stop_token_ids=None) == result
+        assert [row[:len(p)] for row, p in zip(result, prompts)] == prompts
+        assert all(len(row) == CONTEXT for row in result)
+
+
 @pytest.mark.skipif(keras.config.backend() == "torch",
                     reason="Keras runs torch predictions eagerly (nothing to compile)")
 def test_generation_is_compiled_once_per_shape(monkeypatch):
