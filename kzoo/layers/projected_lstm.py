@@ -31,6 +31,18 @@ def _state_at_length(states, lengths, initial):
     return ops.where(ops.expand_dims(lengths > 0, -1), ops.transpose(last), initial)
 
 
+def _row_major(x):
+    """``x`` with its elements laid out in its own row-major order.
+
+    PyTorch's transpose is a strided view, and its CPU product reads such a
+    transposed left operand ~3x slower than a row-major copy (ELMo's
+    ``U^T h``, ``[16384, 512] x [512, 32]``: 30 vs 9 ms). Flattening makes
+    the copy; elsewhere it is a layout the compiler picks anyway. Made once
+    per call, outside the time loop.
+    """
+    return ops.reshape(ops.reshape(x, (-1,)), ops.shape(x))
+
+
 @kzoo_export("kzoo.layers.ProjectedLSTM")
 class ProjectedLSTM(keras.layers.Layer):
     """Runs a ``ProjectedLSTMCell`` over a padded batch of sequences.
@@ -139,8 +151,8 @@ class ProjectedLSTM(keras.layers.Layer):
         steps = ops.transpose(
             cell.project_inputs(ops.transpose(inputs, (1, 0, 2))), (0, 2, 1)
         )
-        kernels = (ops.transpose(cell.recurrent_kernel),
-                   ops.transpose(cell.projection_kernel))
+        kernels = (_row_major(ops.transpose(cell.recurrent_kernel)),
+                   _row_major(ops.transpose(cell.projection_kernel)))
 
         # Real tokens are a prefix of each row (also once reversed), so the
         # loop runs unmasked: padded steps come after a row's last token and
