@@ -35,8 +35,8 @@ def add_fine_tuning_tokens(backbone, tokenizer, seed=None):
     >>> backbone = kzoo.models.GPTBackbone(
     ...     vocabulary_size=262, num_layers=1, num_heads=2, hidden_dim=4,
     ...     intermediate_dim=8, max_sequence_length=8)
-    >>> backbone, tokenizer = kzoo.models.gpt.add_fine_tuning_tokens(
-    ...     backbone, tokenizer, seed=0)
+    >>> from kzoo.models.gpt import add_fine_tuning_tokens
+    >>> backbone, tokenizer = add_fine_tuning_tokens(backbone, tokenizer, seed=0)
     >>> backbone.vocabulary_size, tokenizer.token_to_id("<|extract|>")
     (265, 264)
     """
