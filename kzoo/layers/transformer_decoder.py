@@ -155,13 +155,22 @@ class TransformerDecoder(TransformerBlock):
             fused = not (training and self.dropout > 0)
         if fused:
             return ops.dot_product_attention(query, key, value, mask=mask)
+        return self._explicit_attention(query, key, value, mask, training=training)
+
+    def _explicit_attention(self, query, key, value, mask, keys="bkhd",
+                            training=None):
+        """Softmax attention written out: ``query [batch, length, heads,
+        head_dim]`` to ``key`` / ``value`` laid out as ``keys`` says
+        (``"bkhd"`` position-major, ``"bhkd"`` a head-major cache, read
+        where it lies), with attention dropout when training."""
         scale = ops.cast(1.0 / float(self.head_dim) ** 0.5, query.dtype)
-        scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * scale
+        scores = ops.einsum(f"bqhd,{keys}->bhqk", query, key) * scale
         scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
         probabilities = ops.softmax(ops.cast(scores, "float32"), axis=-1)
-        probabilities = self.attention_dropout(
-            ops.cast(probabilities, query.dtype), training=training)
-        return ops.einsum("bhqk,bkhd->bqhd", probabilities, value)
+        probabilities = ops.cast(probabilities, query.dtype)
+        if training:
+            probabilities = self.attention_dropout(probabilities, training=training)
+        return ops.einsum(f"bhqk,{keys}->bqhd", probabilities, value)
 
     def _check_cache(self, cache):
         shape = tuple(cache.shape)
@@ -173,17 +182,6 @@ class TransformerDecoder(TransformerBlock):
                 f"`cache` must be [batch, 2, num_heads={self.num_heads}, "
                 f"max_length, head_dim={self.head_dim}] (head-major; "
                 f"`build_cache` makes one), got shape {shape}.")
-
-    def _attend_to_cache(self, query, key, value, mask):
-        """Attention of ``query [batch, length, heads, head_dim]`` to a
-        head-major cache's ``key`` / ``value`` ``[batch, heads, max_length,
-        head_dim]``: the products read the cache where it lies."""
-        scale = ops.cast(1.0 / float(self.head_dim) ** 0.5, query.dtype)
-        scores = ops.einsum("bqhd,bhkd->bhqk", query, key) * scale
-        scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
-        probabilities = ops.softmax(ops.cast(scores, "float32"), axis=-1)
-        return ops.einsum("bhqk,bhkd->bqhd",
-                          ops.cast(probabilities, query.dtype), value)
 
     def _sublayer(self, layer, x, fast):
         # Generation steps call the built sublayers' `call` directly: Keras'
@@ -211,7 +209,7 @@ class TransformerDecoder(TransformerBlock):
             cache = ops.slice_update(cache, (0, 0, 0, start, 0), update)
             key, value = cache[:, 0], cache[:, 1]  # [B, H, max_length, D]
             mask = self._attention_mask(length, ops.shape(key)[2], start, None)
-            x = self._attend_to_cache(query, key, value, mask)
+            x = self._explicit_attention(query, key, value, mask, keys="bhkd")
         x = ops.reshape(x, (batch, length, self.hidden_dim))
         return self._sublayer(self.attention_output_dense, x, fast), cache
 
