@@ -81,6 +81,18 @@ class TransformerBlock(keras.layers.Layer):
                 self.bias_initializer.get_config()),
         }
 
+    def _sublayer(self, layer, x, fast):
+        """``layer(x)``, or with ``fast`` its computation without Keras'
+        per-call bookkeeping (input casts, masks, name scopes), which costs
+        more than a small matmul on eager backends (torch): for inference,
+        once the block's own ``__call__`` has cast the inputs and set the
+        dtype scope. A quantized layer runs its quantized computation."""
+        if not fast:
+            return layer(x)
+        if layer.quantization_mode is not None:
+            return layer.quantized_call(x)
+        return layer.call(x)
+
     def compute_output_shape(self, inputs_shape):
         return inputs_shape
 

@@ -183,13 +183,6 @@ class TransformerDecoder(TransformerBlock):
                 f"max_length, head_dim={self.head_dim}] (head-major; "
                 f"`build_cache` makes one), got shape {shape}.")
 
-    def _sublayer(self, layer, x, fast):
-        # Generation steps call the built sublayers' `call` directly: Keras'
-        # per-call bookkeeping costs more than a one-token matmul on eager
-        # backends (torch), and the block's own __call__ already set the
-        # dtype scope.
-        return layer.call(x) if fast else layer(x)
-
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
                         training):
         shape = ops.shape(x)

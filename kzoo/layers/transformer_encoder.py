@@ -120,11 +120,16 @@ class TransformerEncoder(TransformerBlock):
         self.built = True
 
     def _attention_mask(self, padding_mask, attention_mask):
+        """The keys each query may attend to, true where allowed.
+
+        ``[batch, 1, length]`` (one row for every query) from a padding mask
+        alone, ``[batch, length, length]`` with an ``attention_mask``: a
+        padding mask never needs the full square, and building it costs more
+        than the attention's masking itself (PyTorch bf16 BERT: ~10%).
+        """
         mask = None
         if padding_mask is not None:
-            keys = ops.cast(padding_mask, "bool")[:, None, :]  # [B, 1, S]
-            queries = ops.ones_like(keys, dtype="bool")  # [B, 1, S]
-            mask = ops.logical_and(ops.transpose(queries, (0, 2, 1)), keys)
+            mask = ops.cast(padding_mask, "bool")[:, None, :]  # [B, 1, S]
         if attention_mask is not None:
             attention_mask = ops.cast(attention_mask, "bool")
             mask = attention_mask if mask is None else ops.logical_and(
@@ -146,36 +151,41 @@ class TransformerEncoder(TransformerBlock):
         # (torch's scaled_dot_product_attention, jax.nn's): 16-23% faster
         # BERT inference on torch and JAX than the einsum path, which
         # MultiHeadAttention takes whenever it has dropout, even at inference.
-        query = attention._query_dense(x)  # [batch, length, heads, head_dim]
-        key = attention._key_dense(x)
-        value = attention._value_dense(x)
+        fast = not training
+        # [batch, length, heads, head_dim]
+        query = self._sublayer(attention._query_dense, x, fast)
+        key = self._sublayer(attention._key_dense, x, fast)
+        value = self._sublayer(attention._value_dense, x, fast)
+        if mask is not None:
+            mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
         x = ops.dot_product_attention(
-            query, key, value,
-            mask=None if mask is None else ops.expand_dims(mask, 1),
-            scale=attention._inverse_sqrt_key_dim,
-        )
-        return attention._output_dense(x)
+            query, key, value, mask=mask, scale=attention._inverse_sqrt_key_dim)
+        return self._sublayer(attention._output_dense, x, fast)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
+        fast = not training  # inference: sublayers without Keras' per-call work
+        norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
         x = inputs
         mask = self._attention_mask(padding_mask, attention_mask)
 
         residual = x
         if self.normalize_first:
-            x = self.self_attention_layer_norm(x)
+            x = self._sublayer(norm1, x, fast)
         x = self._self_attention(x, mask, training)
-        x = self.self_attention_dropout(x, training=training)
+        if training:
+            x = self.self_attention_dropout(x, training=training)
         x = x + residual
         if not self.normalize_first:
-            x = self.self_attention_layer_norm(x)
+            x = self._sublayer(norm1, x, fast)
 
         residual = x
         if self.normalize_first:
-            x = self.feedforward_layer_norm(x)
-        x = self.feedforward_intermediate_dense(x)
-        x = self.feedforward_output_dense(x)
-        x = self.feedforward_dropout(x, training=training)
+            x = self._sublayer(norm2, x, fast)
+        x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
+        x = self._sublayer(self.feedforward_output_dense, x, fast)
+        if training:
+            x = self.feedforward_dropout(x, training=training)
         x = x + residual
         if not self.normalize_first:
-            x = self.feedforward_layer_norm(x)
+            x = self._sublayer(norm2, x, fast)
         return x

@@ -37,9 +37,14 @@ def test_preset_round_trip(tmp_path):
     assert_allclose(restored(INPUT_DATA)["sequence_output"], expected, atol=1e-6)
 
 
-@pytest.mark.parametrize("normalize_first", [True, False])
-def test_call_with_cache_equals_full_call(normalize_first):
+@pytest.mark.parametrize("normalize_first,quantize",
+                         [(True, None), (False, None), (True, "int8")])
+def test_call_with_cache_equals_full_call(normalize_first, quantize):
+    # int8: generation steps run the quantized layers' own computation too
+    # (they once ran the float path on the int8 kernels: off by ~3.6).
     backbone = GPTBackbone(**INIT_KWARGS, normalize_first=normalize_first)
+    if quantize:
+        backbone.quantize(quantize)
     ids = INPUT_DATA["token_ids"][:1]
     full = to_numpy(backbone({"token_ids": ids,
                               "padding_mask": np.ones_like(ids)})["sequence_output"])
