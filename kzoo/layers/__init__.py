@@ -12,4 +12,5 @@ from kzoo.layers.scalar_mix import ScalarMix  # noqa: F401
 from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits  # noqa: F401
 from kzoo.layers.transformer_decoder import TransformerDecoder  # noqa: F401
 from kzoo.layers.vocabulary_mask import VocabularyMask  # noqa: F401
+from kzoo.layers.dropout import Dropout  # noqa: F401
 from kzoo.layers.sequence_pooling import SequencePooling  # noqa: F401

@@ -3,6 +3,7 @@
 import functools
 
 import keras
+from keras import ops
 
 from kzoo.api_export import kzoo_export
 
@@ -92,6 +93,28 @@ class TransformerBlock(keras.layers.Layer):
         if layer.quantization_mode is not None:
             return layer.quantized_call(x)
         return layer.call(x)
+
+    def _explicit_attention(self, query, key, value, mask, keys="bkhd",
+                            training=None, float32_softmax=True):
+        """Softmax attention written out: ``query [batch, length, heads,
+        head_dim]`` to ``key`` / ``value`` laid out as ``keys`` says
+        (``"bkhd"`` position-major, ``"bhkd"`` a head-major cache, read
+        where it lies), ``mask`` broadcasting to ``[batch, heads, queries,
+        keys]`` (or None), with ``self.attention_dropout`` on the
+        probabilities when training. The softmax runs in float32, or with
+        ``float32_softmax=False`` in the inputs' dtype (Keras'
+        MultiHeadAttention's choice: in bf16 the casts cost ~20% of a
+        fine-tuning step)."""
+        scale = ops.cast(1.0 / float(query.shape[-1]) ** 0.5, query.dtype)
+        scores = ops.einsum(f"bqhd,{keys}->bhqk", query, key) * scale
+        if mask is not None:
+            scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
+        if float32_softmax:
+            scores = ops.cast(scores, "float32")
+        probabilities = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
+        if training:
+            probabilities = self.attention_dropout(probabilities, training=training)
+        return ops.einsum(f"bhqk,{keys}->bqhd", probabilities, value)
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 
@@ -109,9 +110,9 @@ class TransformerDecoder(TransformerBlock):
             hidden_dim, name="attention_output_dense", **self._initializers(),
             **common)
         self.attention_output_dense.build(inputs_shape)
-        self.attention_dropout = keras.layers.Dropout(
+        self.attention_dropout = Dropout(
             self.dropout, name="attention_dropout", **common)
-        self.self_attention_dropout = keras.layers.Dropout(
+        self.self_attention_dropout = Dropout(
             self.dropout, name="self_attention_dropout", **common)
         self.feedforward_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm",
@@ -126,7 +127,7 @@ class TransformerDecoder(TransformerBlock):
             hidden_dim, name="feedforward_output_dense", **self._initializers(),
             **common)
         self.feedforward_output_dense.build(inner_shape)
-        self.feedforward_dropout = keras.layers.Dropout(
+        self.feedforward_dropout = Dropout(
             self.dropout, name="feedforward_dropout", **common)
         self.built = True
 
@@ -156,21 +157,6 @@ class TransformerDecoder(TransformerBlock):
         if fused:
             return ops.dot_product_attention(query, key, value, mask=mask)
         return self._explicit_attention(query, key, value, mask, training=training)
-
-    def _explicit_attention(self, query, key, value, mask, keys="bkhd",
-                            training=None):
-        """Softmax attention written out: ``query [batch, length, heads,
-        head_dim]`` to ``key`` / ``value`` laid out as ``keys`` says
-        (``"bkhd"`` position-major, ``"bhkd"`` a head-major cache, read
-        where it lies), with attention dropout when training."""
-        scale = ops.cast(1.0 / float(self.head_dim) ** 0.5, query.dtype)
-        scores = ops.einsum(f"bqhd,{keys}->bhqk", query, key) * scale
-        scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
-        probabilities = ops.softmax(ops.cast(scores, "float32"), axis=-1)
-        probabilities = ops.cast(probabilities, query.dtype)
-        if training:
-            probabilities = self.attention_dropout(probabilities, training=training)
-        return ops.einsum(f"bhqk,{keys}->bqhd", probabilities, value)
 
     def _check_cache(self, cache):
         shape = tuple(cache.shape)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 @kzoo_export("kzoo.layers.TransformerEncoder")
@@ -94,7 +95,12 @@ class TransformerEncoder(TransformerBlock):
             **common,
         )
         self.self_attention_layer_norm.build(inputs_shape)
-        self.self_attention_dropout = keras.layers.Dropout(
+        # The attention-probability dropout (kzoo's: cheaper masks), applied
+        # in `_explicit_attention`; the MultiHeadAttention layer holds the
+        # weights, and its own dropout sublayer is never called.
+        self.attention_dropout = Dropout(
+            self.dropout, name="attention_dropout", **common)
+        self.self_attention_dropout = Dropout(
             self.dropout, name="self_attention_dropout", **common)
         self.feedforward_intermediate_dense = keras.layers.Dense(
             self.intermediate_dim,
@@ -115,7 +121,7 @@ class TransformerEncoder(TransformerBlock):
             **common,
         )
         self.feedforward_layer_norm.build(inputs_shape)
-        self.feedforward_dropout = keras.layers.Dropout(
+        self.feedforward_dropout = Dropout(
             self.dropout, name="feedforward_dropout", **common)
         self.built = True
 
@@ -142,15 +148,12 @@ class TransformerEncoder(TransformerBlock):
         return ops.logical_or(mask, ops.logical_not(any_allowed))
 
     def _self_attention(self, x, mask, training):
+        """Multi-head self-attention on ``self_attention_layer``'s weights:
+        the fused ``ops.dot_product_attention`` (torch's
+        scaled_dot_product_attention, jax.nn's; 16-23% faster BERT inference
+        on torch and JAX than einsum / softmax), or, with attention dropout
+        active, the written-out form with kzoo's ``Dropout``."""
         attention = self.self_attention_layer
-        if training and self.dropout > 0:
-            # Dropout on the attention probabilities needs them explicitly:
-            # MultiHeadAttention's einsum / softmax path.
-            return attention(query=x, value=x, attention_mask=mask, training=training)
-        # Otherwise the same weights through one fused attention op
-        # (torch's scaled_dot_product_attention, jax.nn's): 16-23% faster
-        # BERT inference on torch and JAX than the einsum path, which
-        # MultiHeadAttention takes whenever it has dropout, even at inference.
         fast = not training
         # [batch, length, heads, head_dim]
         query = self._sublayer(attention._query_dense, x, fast)
@@ -158,8 +161,15 @@ class TransformerEncoder(TransformerBlock):
         value = self._sublayer(attention._value_dense, x, fast)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
-        x = ops.dot_product_attention(
-            query, key, value, mask=mask, scale=attention._inverse_sqrt_key_dim)
+        if training and self.dropout > 0:
+            # Softmax in the compute dtype, as MultiHeadAttention's own path
+            # (bf16 fine-tuning: ~20% faster steps than a float32 softmax).
+            x = self._explicit_attention(query, key, value, mask,
+                                         training=training, float32_softmax=False)
+        else:
+            x = ops.dot_product_attention(
+                query, key, value, mask=mask,
+                scale=attention._inverse_sqrt_key_dim)
         return self._sublayer(attention._output_dense, x, fast)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):

@@ -5,6 +5,7 @@ from keras import ops
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.task import Task
+from kzoo.layers.dropout import Dropout
 
 
 class _MergeChoices(keras.layers.Layer):
@@ -53,7 +54,7 @@ class MultipleChoice(Task):
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.merge_choices = _MergeChoices(name="merge_choices")
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             1,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),

@@ -4,6 +4,7 @@ import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.task import Task
+from kzoo.layers.dropout import Dropout
 
 
 @kzoo_export("kzoo.models.TextClassifier")
@@ -32,7 +33,7 @@ class TextClassifier(Task):
             )
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),

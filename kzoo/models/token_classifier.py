@@ -5,6 +5,7 @@ import numpy as np
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.task import Task
+from kzoo.layers.dropout import Dropout
 
 
 def word_predictions(logits, word_ids, num_words):
@@ -73,7 +74,7 @@ class TokenClassifier(Task):
             )
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        self.output_dropout = Dropout(dropout, name="output_dropout")
         self.output_dense = keras.layers.Dense(
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),

@@ -6,6 +6,7 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.position_embedding import PositionEmbedding
 from kzoo.layers.transformer_encoder import TransformerEncoder
 from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
+from kzoo.layers.dropout import Dropout
 
 # Registers the reader of Hugging Face BERT folders, so that
 # BertBackbone.from_preset(<a transformers checkpoint folder>) works.
@@ -126,7 +127,7 @@ class BertBackbone(Backbone):
         self.embeddings_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=dtype, name="embeddings_layer_norm"
         )
-        self.embeddings_dropout = keras.layers.Dropout(
+        self.embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout"
         )
         self.transformer_layers = []

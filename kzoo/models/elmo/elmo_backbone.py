@@ -8,6 +8,7 @@ from kzoo.layers.character_cnn import CharacterCNN
 from kzoo.layers.highway import Highway
 from kzoo.layers.projected_lstm import ProjectedLSTM
 from kzoo.models.backbone import Backbone, check_positive_ints
+from kzoo.layers.dropout import Dropout
 
 # Registers the reader of AllenNLP ELMo folders (options.json + weights
 # hdf5), so that ElmoBackbone.from_preset(<such a folder>) works.
@@ -130,7 +131,7 @@ class ElmoBackbone(Backbone):
         self.token_projection = keras.layers.Dense(
             projection_dim, dtype=dtype, name="token_projection"
         )
-        self.lstm_dropout = keras.layers.Dropout(
+        self.lstm_dropout = Dropout(
             dropout, dtype=dtype, name="lstm_dropout"
         )
 

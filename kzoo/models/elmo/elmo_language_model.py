@@ -11,6 +11,7 @@ from kzoo.models.elmo.elmo_language_model_preprocessor import (
 )
 from kzoo.models.task import Task
 from kzoo.losses import SparseLogitsCrossEntropy
+from kzoo.layers.dropout import Dropout
 
 
 @kzoo_export("kzoo.models.ElmoLanguageModel")
@@ -92,7 +93,7 @@ class ElmoLanguageModel(Task):
             )
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout = Dropout(
             backbone.dropout, dtype=backbone.dtype_policy, name="output_dropout"
         )
         self.softmax_dense = keras.layers.Dense(

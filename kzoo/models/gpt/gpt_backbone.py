@@ -7,6 +7,7 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.position_embedding import PositionEmbedding
 from kzoo.layers.transformer_decoder import TransformerDecoder
 from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
+from kzoo.layers.dropout import Dropout
 
 # Registers the reader of Hugging Face GPT-2 folders, so that
 # GPTBackbone.from_preset(<a transformers checkpoint folder>) works.
@@ -111,7 +112,7 @@ class GPTBackbone(Backbone):
             dtype=dtype, name="position_embedding",
         )
         self.embeddings_add = keras.layers.Add(dtype=dtype, name="embeddings_add")
-        self.embeddings_dropout = keras.layers.Dropout(
+        self.embeddings_dropout = Dropout(
             dropout, dtype=dtype, name="embeddings_dropout")
         self.transformer_layers = [
             TransformerDecoder(
