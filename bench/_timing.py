@@ -2,6 +2,7 @@
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -131,14 +132,43 @@ def machine_info():
     return {"cpus": os.cpu_count(), "load_avg": load}
 
 
+def _busy_cpu_seconds():
+    """CPU seconds the whole machine has spent busy (all processes), from
+    /proc/stat; None where there is no /proc."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+#: other processes' average busy cores during a row above which the row is
+#: marked as having run beside other work
+BUSY_NEIGHBOUR_CORES = 0.25
+
+
 def run_worker(argv, env_overrides=None, timeout=None):
     """Runs ``python <argv>`` in a fresh process; returns its last JSON line.
 
-    A failed worker gives ``{"error": <last lines of its output>}`` instead
-    of raising, so one broken row doesn't end a whole benchmark run.
+    The result gains ``"load"``: the load average before and after, and
+    ``other_cores``, the average number of cores that *other* processes kept
+    busy while the worker ran (machine busy time minus the worker's own CPU
+    time, over the wall time). Above ``BUSY_NEIGHBOUR_CORES`` the row ran
+    beside other work and its numbers are low. A failed worker gives
+    ``{"error": <last lines of its output>}`` instead of raising, so one
+    broken row doesn't end a whole benchmark run.
     """
     env = dict(os.environ)
     env.update(env_overrides or {})
+    load_before = machine_info()["load_avg"]
+    busy0, own0, wall0 = _busy_cpu_seconds(), _children_cpu_seconds(), time.time()
     try:
         proc = subprocess.run(
             [sys.executable, *argv], env=env, capture_output=True, text=True,
@@ -146,12 +176,26 @@ def run_worker(argv, env_overrides=None, timeout=None):
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
+    busy1, own1, wall1 = _busy_cpu_seconds(), _children_cpu_seconds(), time.time()
+    load = {"load_avg_before": load_before,
+            "load_avg_after": machine_info()["load_avg"], "other_cores": None}
+    if busy0 is not None and wall1 > wall0:
+        load["other_cores"] = round(
+            max(0.0, (busy1 - busy0) - (own1 - own0)) / (wall1 - wall0), 2)
     for line in reversed(proc.stdout.splitlines()):
         line = line.strip()
         if line.startswith("{"):
             try:
-                return json.loads(line)
+                result = json.loads(line)
             except json.JSONDecodeError:
                 break
+            result["load"] = load
+            return result
     tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
-    return {"error": f"exit {proc.returncode}: " + " | ".join(tail)}
+    return {"error": f"exit {proc.returncode}: " + " | ".join(tail), "load": load}
+
+
+def load_mark(result):
+    """``"*"`` for a row that ran beside other work (see ``run_worker``)."""
+    other = (result.get("load") or {}).get("other_cores")
+    return "*" if other is not None and other > BUSY_NEIGHBOUR_CORES else ""

@@ -148,7 +148,8 @@ def driver_main(args, argv):
     else:
         reference = None if args.quick else REFERENCE.get(args.size)
         print(f"{'row':<12} {'sent/s':>9} {'first call s':>13} {'params':>11}"
-              + (f" {'vs AllenNLP ' + str(reference):>18}" if reference else ""))
+              + (f" {'vs AllenNLP ' + str(reference):>18}" if reference else "")
+              + f" {'others':>6}")
         for name, r in rows:
             if "error" in r:
                 print(f"{name:<12} error: {r['error'][:200]}")
@@ -157,7 +158,11 @@ def driver_main(args, argv):
                     f"{r['timing']['first_s']:>13.1f} {r['parameters']:>11,}")
             if reference:
                 line += f" {r['sentences_per_s'] / reference:>17.2f}x"
-            print(line)
+            other_cores = (r.get("load") or {}).get("other_cores")
+            line += (f" {other_cores:6.2f}" if other_cores is not None else f" {'-':>6}")
+            print(line + _timing.load_mark(r))
+        print("others: cores other processes kept busy during the row (* above "
+              f"{_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work)")
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/elmo.py " + " ".join(argv))
 

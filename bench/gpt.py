@@ -158,7 +158,8 @@ def print_table(results, args):
         return max(values) if values else None
 
     header = f"{'row':<19} {'jit':<5}" + "".join(
-        f" {f'b{b} tok/s':>10} {'x best':>6} {'first s':>7}" for b in args.batches)
+        f" {f'b{b} tok/s':>10} {'x best':>6} {'first s':>7}" for b in args.batches
+    ) + f" {'others':>6}"
     print(header)
     print("-" * len(header))
     for name, r in results:
@@ -174,10 +175,14 @@ def print_table(results, args):
             line += (f" {value:10.1f}" if value else f" {'-':>10}")
             line += (f" {ratio:6.2f}" if ratio else f" {'-':>6}")
             line += (f" {first:7.1f}" if first else f" {'-':>7}")
-        print(line)
+        other_cores = (r.get("load") or {}).get("other_cores")
+        line += (f" {other_cores:5.2f}" if other_cores is not None else f" {'-':>5}")
+        print(line + _timing.load_mark(r))
     print(f"new tokens/s = batch x {args.new_tokens} / median seconds per generate "
           f"call ({args.reps} reps after one untimed call); first s = that first "
-          "call (compilation included); x best = ratio to the best non-kzoo row.")
+          "call (compilation included); x best = ratio to the best non-kzoo row "
+          "(all float32); others = cores other processes kept busy during the "
+          f"row (* above {_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work).")
     for b in args.batches:
         key = f"tokens_per_s_{b}"
         top, other = best(key, True), best(key, False)
