@@ -132,16 +132,20 @@ def machine_info():
     return {"cpus": os.cpu_count(), "load_avg": load}
 
 
-def _busy_cpu_seconds():
-    """CPU seconds the whole machine has spent busy (all processes), from
+def _cpu_seconds():
+    """``(busy, stolen)``: CPU seconds the whole machine has spent busy (all
+    processes) and those a virtual machine's host took away (steal), from
     /proc/stat; None where there is no /proc."""
     try:
         with open("/proc/stat") as f:
             fields = [int(v) for v in f.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    fields += [0] * (8 - len(fields))
+    tick = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal
+    busy = sum(fields[:3]) + fields[5] + fields[6]
+    return busy / tick, fields[7] / tick
 
 
 def _children_cpu_seconds():
@@ -160,15 +164,16 @@ def run_worker(argv, env_overrides=None, timeout=None):
     The result gains ``"load"``: the load average before and after, and
     ``other_cores``, the average number of cores that *other* processes kept
     busy while the worker ran (machine busy time minus the worker's own CPU
-    time, over the wall time). Above ``BUSY_NEIGHBOUR_CORES`` the row ran
-    beside other work and its numbers are low. A failed worker gives
+    time, over the wall time), and ``stolen_cores``, those a virtual
+    machine's host took (steal time). Above ``BUSY_NEIGHBOUR_CORES`` together
+    the row ran beside other work and its numbers are low. A failed worker gives
     ``{"error": <last lines of its output>}`` instead of raising, so one
     broken row doesn't end a whole benchmark run.
     """
     env = dict(os.environ)
     env.update(env_overrides or {})
     load_before = machine_info()["load_avg"]
-    busy0, own0, wall0 = _busy_cpu_seconds(), _children_cpu_seconds(), time.time()
+    cpu0, own0, wall0 = _cpu_seconds(), _children_cpu_seconds(), time.time()
     try:
         proc = subprocess.run(
             [sys.executable, *argv], env=env, capture_output=True, text=True,
@@ -176,12 +181,15 @@ def run_worker(argv, env_overrides=None, timeout=None):
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
-    busy1, own1, wall1 = _busy_cpu_seconds(), _children_cpu_seconds(), time.time()
+    cpu1, own1, wall1 = _cpu_seconds(), _children_cpu_seconds(), time.time()
     load = {"load_avg_before": load_before,
-            "load_avg_after": machine_info()["load_avg"], "other_cores": None}
-    if busy0 is not None and wall1 > wall0:
+            "load_avg_after": machine_info()["load_avg"],
+            "other_cores": None, "stolen_cores": None}
+    if cpu0 is not None and wall1 > wall0:
+        wall = wall1 - wall0
         load["other_cores"] = round(
-            max(0.0, (busy1 - busy0) - (own1 - own0)) / (wall1 - wall0), 2)
+            max(0.0, (cpu1[0] - cpu0[0]) - (own1 - own0)) / wall, 2)
+        load["stolen_cores"] = round((cpu1[1] - cpu0[1]) / wall, 2)
     for line in reversed(proc.stdout.splitlines()):
         line = line.strip()
         if line.startswith("{"):
@@ -195,7 +203,16 @@ def run_worker(argv, env_overrides=None, timeout=None):
     return {"error": f"exit {proc.returncode}: " + " | ".join(tail), "load": load}
 
 
+def other_load(result):
+    """Cores that other processes and the host (steal) took during a row
+    (``run_worker``), or None where unknown."""
+    load = result.get("load") or {}
+    if load.get("other_cores") is None:
+        return None
+    return round(load["other_cores"] + (load.get("stolen_cores") or 0), 2)
+
+
 def load_mark(result):
     """``"*"`` for a row that ran beside other work (see ``run_worker``)."""
-    other = (result.get("load") or {}).get("other_cores")
+    other = other_load(result)
     return "*" if other is not None and other > BUSY_NEIGHBOUR_CORES else ""

@@ -331,7 +331,7 @@ def print_table(results, args):
     print(header)
     print("-" * len(header))
     for name, r in results:
-        other_cores = (r.get("load") or {}).get("other_cores")
+        other_cores = _timing.other_load(r)
         load = _fmt(other_cores, "5.2f") + (_timing.load_mark(r) or " ")
         if "error" in r:
             print(f"{name:<24} ERROR {r['error'][:400]}")
@@ -354,7 +354,7 @@ def print_table(results, args):
         )
     print("x same: ratio to the best keras-hub / transformers row in the same "
           "dtype (inference dtype; training policy). others: cores other "
-          "processes kept busy during the row (* = above "
+          "processes and the VM host (steal) took during the row (* = above "
           f"{_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work). jit: "
           "jit_compile for inference/fine-tuning (TF: XLA; JAX: jax.jit; "
           "torch: torch.compile). GFLOP/s: inference, dense and attention "

@@ -175,13 +175,14 @@ def print_table(results, args):
             line += (f" {value:10.1f}" if value else f" {'-':>10}")
             line += (f" {ratio:6.2f}" if ratio else f" {'-':>6}")
             line += (f" {first:7.1f}" if first else f" {'-':>7}")
-        other_cores = (r.get("load") or {}).get("other_cores")
+        other_cores = _timing.other_load(r)
         line += (f" {other_cores:5.2f}" if other_cores is not None else f" {'-':>5}")
         print(line + _timing.load_mark(r))
     print(f"new tokens/s = batch x {args.new_tokens} / median seconds per generate "
           f"call ({args.reps} reps after one untimed call); first s = that first "
           "call (compilation included); x best = ratio to the best non-kzoo row "
-          "(all float32); others = cores other processes kept busy during the "
+          "(all float32); others = cores other processes and the VM host (steal) "
+          "took during the "
           f"row (* above {_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work).")
     for b in args.batches:
         key = f"tokens_per_s_{b}"
