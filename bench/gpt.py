@@ -88,7 +88,9 @@ def _keras_hub_generate(args):
     import numpy as np
 
     keras.utils.set_random_seed(0)
-    backbone = keras_hub.models.GPT2Backbone(**CONFIG, dropout=0.0)
+    backbone = keras_hub.models.GPT2Backbone(
+        **CONFIG, dropout=0.0,
+        dtype=None if args.others_dtype == "float32" else args.others_dtype)
     lm = keras_hub.models.GPT2CausalLM(backbone=backbone, preprocessor=None)
     jit = keras.config.backend() == "jax" or (
         keras.config.backend() == "tensorflow" and args.tf_jit == "on")
@@ -119,6 +121,8 @@ def _transformers_generate(args):
         n_head=CONFIG["num_heads"], n_inner=CONFIG["intermediate_dim"])
     torch.manual_seed(0)
     model = transformers.GPT2LMHeadModel(config).eval()
+    if args.others_dtype == "bfloat16":
+        model = model.to(torch.bfloat16)
 
     def make(batch):
         ids = torch.from_numpy(_prompts(batch, args.prompt_length)).long()
@@ -144,6 +148,7 @@ def worker_main(args):
         result[f"batch_{batch}"] = timing
         result[f"tokens_per_s_{batch}"] = batch * args.new_tokens / timing["median_s"]
     result.update(library=args.worker, backend=args.backend,
+                  dtype="float32" if args.worker == "kzoo" else args.others_dtype,
                   machine=_timing.machine_info())
     print(json.dumps(result))
 
@@ -157,17 +162,17 @@ def print_table(results, args):
                   if name.startswith("kzoo") == kzoo and r.get(key)]
         return max(values) if values else None
 
-    header = f"{'row':<19} {'jit':<5}" + "".join(
+    header = f"{'row':<24} {'jit':<5}" + "".join(
         f" {f'b{b} tok/s':>10} {'x best':>6} {'first s':>7}" for b in args.batches
     ) + f" {'others':>6}"
     print(header)
     print("-" * len(header))
     for name, r in results:
         if "error" in r:
-            print(f"{name:<19} ERROR {r['error'][:400]}")
+            print(f"{name:<24} ERROR {r['error'][:400]}")
             continue
         jit = {True: "y", False: "n", None: "eager"}[r.get("jit")]
-        line = f"{name:<19} {jit:<5}"
+        line = f"{name:<24} {jit:<5}"
         for b in args.batches:
             value, other = r.get(f"tokens_per_s_{b}"), best(f"tokens_per_s_{b}", False)
             ratio = value / other if value and other else None
@@ -181,7 +186,7 @@ def print_table(results, args):
     print(f"new tokens/s = batch x {args.new_tokens} / median seconds per generate "
           f"call ({args.reps} reps after one untimed call); first s = that first "
           "call (compilation included); x best = ratio to the best non-kzoo row "
-          "(all float32); others = cores other processes and the VM host (steal) "
+          "of any dtype; others = cores other processes and the VM host (steal) "
           "took during the "
           f"row (* above {_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work).")
     for b in args.batches:
@@ -210,19 +215,24 @@ def driver_main(args, argv):
           f"{args.new_tokens} new tokens, greedy, batches {args.batches}, "
           f"machine {_timing.machine_info()}", flush=True)
     results = []
+    others = args.others_dtype.split(",")
     for library, short in ROWS:
         name = f"{library}-{short}"
         if args.only and library not in args.only.split(",") and (
                 name not in args.only.split(",")):
             continue
-        print(f"  running {name} ...", end=" ", flush=True)
-        result = _timing.run_worker(
-            [os.path.abspath(__file__), "--worker", library, "--backend", short,
-             *passthrough],
-            env_overrides={"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"},
-            timeout=args.timeout)
-        print("error" if "error" in result else "done", flush=True)
-        results.append((name, result))
+        for dtype in ("float32",) if library == "kzoo" else others:
+            short_dtype = {"float32": "fp32", "bfloat16": "bf16"}[dtype]
+            row = name + (f" {short_dtype}" if library != "kzoo" and len(others) > 1 else "")
+            print(f"  running {row} ...", end=" ", flush=True)
+            result = _timing.run_worker(
+                [os.path.abspath(__file__), "--worker", library, "--backend", short,
+                 *passthrough, "--others-dtype", dtype],
+                env_overrides={"KERAS_BACKEND": BACKENDS[short],
+                               "TF_CPP_MIN_LOG_LEVEL": "2"},
+                timeout=args.timeout)
+            print("error" if "error" in result else "done", flush=True)
+            results.append((row, result))
     print()
     print_table(results, args)
     print(f"machine after: {_timing.machine_info()}")
@@ -253,8 +263,18 @@ def parse_args(argv):
     parser.add_argument("--cores", type=int, default=None,
                         help="pin each worker to this many cores (the last ones) "
                              "and as many threads")
+    parser.add_argument("--others-dtype", default="float32",
+                        help="keras-hub and transformers rows' dtype: float32, "
+                             "bfloat16 (keras-hub's dtype policy; transformers' "
+                             "weights cast) or both comma-separated, one row "
+                             "each; kzoo rows stay float32 (its fastest here)")
     parser.add_argument("--json", default=None, help="also write results here")
     args = parser.parse_args(argv)
+    for dtype in args.others_dtype.split(","):
+        if dtype not in ("float32", "bfloat16"):
+            parser.error(f"--others-dtype: {dtype!r} is not float32 or bfloat16")
+    if args.worker and "," in args.others_dtype:
+        parser.error("--worker takes one --others-dtype")
     if args.new_tokens is None:
         args.new_tokens = 16 if args.quick else 128
     if args.reps is None:
