@@ -66,7 +66,8 @@ def _kzoo_generate(args):
     import kzoo
 
     keras.utils.set_random_seed(0)
-    backbone = kzoo.models.GPTBackbone(**CONFIG, dropout=0.0)
+    backbone = kzoo.models.GPTBackbone(
+        **CONFIG, dropout=0.0, dtype=None if args.dtype == "float32" else args.dtype)
     lm = kzoo.models.GPTCausalLM(backbone)
     if keras.config.backend() == "tensorflow":
         lm.compile(jit_compile=args.tf_jit == "on")
@@ -148,7 +149,7 @@ def worker_main(args):
         result[f"batch_{batch}"] = timing
         result[f"tokens_per_s_{batch}"] = batch * args.new_tokens / timing["median_s"]
     result.update(library=args.worker, backend=args.backend,
-                  dtype="float32" if args.worker == "kzoo" else args.others_dtype,
+                  dtype=args.dtype if args.worker == "kzoo" else args.others_dtype,
                   machine=_timing.machine_info())
     print(json.dumps(result))
 
@@ -216,18 +217,21 @@ def driver_main(args, argv):
           f"machine {_timing.machine_info()}", flush=True)
     results = []
     others = args.others_dtype.split(",")
+    kzoo_dtypes = args.dtype.split(",")
     for library, short in ROWS:
         name = f"{library}-{short}"
         if args.only and library not in args.only.split(",") and (
                 name not in args.only.split(",")):
             continue
-        for dtype in ("float32",) if library == "kzoo" else others:
+        dtypes = kzoo_dtypes if library == "kzoo" else others
+        for dtype in dtypes:
             short_dtype = {"float32": "fp32", "bfloat16": "bf16"}[dtype]
-            row = name + (f" {short_dtype}" if library != "kzoo" and len(others) > 1 else "")
+            row = name + (f" {short_dtype}" if len(dtypes) > 1 else "")
+            flag = "--dtype" if library == "kzoo" else "--others-dtype"
             print(f"  running {row} ...", end=" ", flush=True)
             result = _timing.run_worker(
                 [os.path.abspath(__file__), "--worker", library, "--backend", short,
-                 *passthrough, "--others-dtype", dtype],
+                 *passthrough, flag, dtype],
                 env_overrides={"KERAS_BACKEND": BACKENDS[short],
                                "TF_CPP_MIN_LOG_LEVEL": "2"},
                 timeout=args.timeout)
@@ -267,14 +271,18 @@ def parse_args(argv):
                         help="keras-hub and transformers rows' dtype: float32, "
                              "bfloat16 (keras-hub's dtype policy; transformers' "
                              "weights cast) or both comma-separated, one row "
-                             "each; kzoo rows stay float32 (its fastest here)")
+                             "each")
+    parser.add_argument("--dtype", default="float32",
+                        help="kzoo rows' dtype policy: float32, bfloat16 or "
+                             "both comma-separated, one row each")
     parser.add_argument("--json", default=None, help="also write results here")
     args = parser.parse_args(argv)
-    for dtype in args.others_dtype.split(","):
-        if dtype not in ("float32", "bfloat16"):
-            parser.error(f"--others-dtype: {dtype!r} is not float32 or bfloat16")
-    if args.worker and "," in args.others_dtype:
-        parser.error("--worker takes one --others-dtype")
+    for flag, value in (("--dtype", args.dtype), ("--others-dtype", args.others_dtype)):
+        for dtype in value.split(","):
+            if dtype not in ("float32", "bfloat16"):
+                parser.error(f"{flag}: {dtype!r} is not float32 or bfloat16")
+        if args.worker and "," in value:
+            parser.error(f"--worker takes one {flag}")
     if args.new_tokens is None:
         args.new_tokens = 16 if args.quick else 128
     if args.reps is None:
