@@ -16,8 +16,8 @@ class Dropout(keras.layers.Dropout):
     """``keras.layers.Dropout`` with a mask made from 16-bit random fields.
 
     Keras draws one random number per element. On CPU the draw is most of a
-    dropout's cost (PyTorch's generator is serial: ~55 ms for the attention
-    probabilities of a BERT-base layer at batch 32 x 128, [32, 12, 128, 128]),
+    dropout's cost (PyTorch's generator is serial: ~50 ms for the attention
+    probabilities of a 12-head layer at batch 32 x 128, [32, 12, 128, 128]),
     and a fine-tuning step of a small BERT runs about twenty dropouts. This
     layer draws one 32-bit integer per *two* elements and compares each
     16-bit half with ``round(rate * 65536)``: the same element-wise
