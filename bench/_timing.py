@@ -203,6 +203,30 @@ def run_worker(argv, env_overrides=None, timeout=None):
     return {"error": f"exit {proc.returncode}: " + " | ".join(tail), "load": load}
 
 
+SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "mixed_bfloat16": "mixed"}
+
+
+def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
+            timeout):
+    """One benchmark row: ``script --worker library`` on a backend in a
+    dtype (kzoo rows take ``--dtype``, the others ``--others-dtype``), with
+    progress printed; returns ``(row name, result)``. The name carries the
+    dtype when the row's library runs in several."""
+    name = f"{library}-{short_backend}"
+    if several_dtypes:
+        name += f" {SHORT_DTYPES.get(dtype, dtype)}"
+    flag = "--dtype" if library == "kzoo" else "--others-dtype"
+    print(f"  running {name} ...", end=" ", flush=True)
+    result = run_worker(
+        [os.path.abspath(script), "--worker", library, "--backend", short_backend,
+         *passthrough, flag, dtype],
+        env_overrides={"KERAS_BACKEND": BACKENDS[short_backend],
+                       "TF_CPP_MIN_LOG_LEVEL": "2"},
+        timeout=timeout)
+    print("error" if "error" in result else "done", flush=True)
+    return name, result
+
+
 def other_load(result):
     """Cores that other processes and the host (steal) took during a row
     (``run_worker``), or None where unknown."""

@@ -306,8 +306,7 @@ def _fmt(value, spec):
 
 
 def _short_dtype(dtype):
-    return {"float32": "fp32", "bfloat16": "bf16",
-            "mixed_bfloat16": "mixed"}.get(dtype, dtype)
+    return _timing.SHORT_DTYPES.get(dtype, dtype)
 
 
 def print_table(results, args):
@@ -416,20 +415,9 @@ def driver_main(args, argv):
           f"machine {_timing.machine_info()}",
           flush=True)
     for library, short, dtype in rows:
-        name = _row_name(library, short)
-        if len(dtypes if library == "kzoo" else others) > 1:
-            name += f" {_short_dtype(dtype)}"
-        dtype_flag = "--dtype" if library == "kzoo" else "--others-dtype"
-        print(f"  running {name} ...", end=" ", flush=True)
-        result = _timing.run_worker(
-            [os.path.abspath(__file__), "--worker", library, "--backend", short,
-             *passthrough, dtype_flag, dtype],
-            env_overrides={"KERAS_BACKEND": BACKENDS[short],
-                           "TF_CPP_MIN_LOG_LEVEL": "2"},
-            timeout=args.timeout,
-        )
-        print("error" if "error" in result else "done", flush=True)
-        results.append((name, result))
+        several = len(dtypes if library == "kzoo" else others) > 1
+        results.append(_timing.run_row(__file__, library, short, dtype, several,
+                                       passthrough, args.timeout))
     print()
     print_table(results, args)
     print("command: python bench/bert.py " + " ".join(argv))

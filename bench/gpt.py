@@ -225,18 +225,8 @@ def driver_main(args, argv):
             continue
         dtypes = kzoo_dtypes if library == "kzoo" else others
         for dtype in dtypes:
-            short_dtype = {"float32": "fp32", "bfloat16": "bf16"}[dtype]
-            row = name + (f" {short_dtype}" if len(dtypes) > 1 else "")
-            flag = "--dtype" if library == "kzoo" else "--others-dtype"
-            print(f"  running {row} ...", end=" ", flush=True)
-            result = _timing.run_worker(
-                [os.path.abspath(__file__), "--worker", library, "--backend", short,
-                 *passthrough, flag, dtype],
-                env_overrides={"KERAS_BACKEND": BACKENDS[short],
-                               "TF_CPP_MIN_LOG_LEVEL": "2"},
-                timeout=args.timeout)
-            print("error" if "error" in result else "done", flush=True)
-            results.append((row, result))
+            results.append(_timing.run_row(__file__, library, short, dtype,
+                                           len(dtypes) > 1, passthrough, args.timeout))
     print()
     print_table(results, args)
     print(f"machine after: {_timing.machine_info()}")
