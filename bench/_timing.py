@@ -240,3 +240,28 @@ def load_mark(result):
     """``"*"`` for a row that ran beside other work (see ``run_worker``)."""
     other = other_load(result)
     return "*" if other is not None and other > BUSY_NEIGHBOUR_CORES else ""
+
+
+#: the legend of the ``others`` column that ``load_cell`` fills
+LOAD_LEGEND = ("others: cores other processes and the VM host (steal) took "
+               f"during the row (* above {BUSY_NEIGHBOUR_CORES}: ran beside "
+               "other work)")
+
+
+def load_cell(result, width=6):
+    """The ``others`` column of a table row: ``other_load`` and its mark."""
+    other = other_load(result)
+    cell = format(other, f"{width}.2f") if other is not None else "-".rjust(width)
+    return f" {cell}{load_mark(result)}"
+
+
+def split_dtypes(parser, flag, value, allowed, worker):
+    """A comma-separated dtype list from ``flag``, each in ``allowed``; one
+    dtype only for a ``worker`` process (``parser.error`` otherwise)."""
+    dtypes = value.split(",")
+    for dtype in dtypes:
+        if dtype not in allowed:
+            parser.error(f"{flag}: {dtype!r} is not one of {', '.join(allowed)}")
+    if worker and len(dtypes) > 1:
+        parser.error(f"--worker takes one {flag}")
+    return dtypes

@@ -330,8 +330,6 @@ def print_table(results, args):
     print(header)
     print("-" * len(header))
     for name, r in results:
-        other_cores = _timing.other_load(r)
-        load = _fmt(other_cores, "5.2f") + (_timing.load_mark(r) or " ")
         if "error" in r:
             print(f"{name:<24} ERROR {r['error'][:400]}")
             continue
@@ -349,12 +347,11 @@ def print_table(results, args):
             f"{_fmt(ratio(r, 'infer_seq_per_s', 'dtype_infer'), '6.2f')} "
             f"{_fmt(infer * flops / 1e9 if infer else None, '7.0f')} "
             f"{_fmt(train, '12.3f')} "
-            f"{_fmt(ratio(r, 'train_steps_per_s', 'dtype_train'), '6.2f')} {load}"
+            f"{_fmt(ratio(r, 'train_steps_per_s', 'dtype_train'), '6.2f')}"
+            f"{_timing.load_cell(r)}"
         )
     print("x same: ratio to the best keras-hub / transformers row in the same "
-          "dtype (inference dtype; training policy). others: cores other "
-          "processes and the VM host (steal) took during the row (* = above "
-          f"{_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work). jit: "
+          f"dtype (inference dtype; training policy). {_timing.LOAD_LEGEND}. jit: "
           "jit_compile for inference/fine-tuning (TF: XLA; JAX: jax.jit; "
           "torch: torch.compile). GFLOP/s: inference, dense and attention "
           "matmuls only.")
@@ -471,15 +468,10 @@ def parse_args(argv):
                 {"batch": 32, "length": 128, "warmup": 2, "infer_reps": 10,
                  "train_reps": 5})
     _timing.fill_defaults(args, defaults)
-    for dtype in args.dtype.split(","):
-        if dtype not in ("float32", "bfloat16", "mixed_bfloat16"):
-            parser.error(f"--dtype: {dtype!r} is not float32, bfloat16 or "
-                         "mixed_bfloat16")
-    for dtype in args.others_dtype.split(","):
-        if dtype not in ("float32", "bfloat16"):
-            parser.error(f"--others-dtype: {dtype!r} is not float32 or bfloat16")
-    if args.worker and ("," in args.dtype or "," in args.others_dtype):
-        parser.error("--worker takes one --dtype and one --others-dtype")
+    _timing.split_dtypes(parser, "--dtype", args.dtype,
+                         ("float32", "bfloat16", "mixed_bfloat16"), args.worker)
+    _timing.split_dtypes(parser, "--others-dtype", args.others_dtype,
+                         ("float32", "bfloat16"), args.worker)
     args.library = args.worker
     return args
 

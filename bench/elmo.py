@@ -158,11 +158,8 @@ def driver_main(args, argv):
                     f"{r['timing']['first_s']:>13.1f} {r['parameters']:>11,}")
             if reference:
                 line += f" {r['sentences_per_s'] / reference:>17.2f}x"
-            other_cores = _timing.other_load(r)
-            line += (f" {other_cores:6.2f}" if other_cores is not None else f" {'-':>6}")
-            print(line + _timing.load_mark(r))
-        print("others: cores other processes and the VM host (steal) took during the row (* above "
-              f"{_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work)")
+            print(line + _timing.load_cell(r))
+        print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/elmo.py " + " ".join(argv))
 

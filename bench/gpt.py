@@ -181,15 +181,11 @@ def print_table(results, args):
             line += (f" {value:10.1f}" if value else f" {'-':>10}")
             line += (f" {ratio:6.2f}" if ratio else f" {'-':>6}")
             line += (f" {first:7.1f}" if first else f" {'-':>7}")
-        other_cores = _timing.other_load(r)
-        line += (f" {other_cores:5.2f}" if other_cores is not None else f" {'-':>5}")
-        print(line + _timing.load_mark(r))
+        print(line + _timing.load_cell(r))
     print(f"new tokens/s = batch x {args.new_tokens} / median seconds per generate "
           f"call ({args.reps} reps after one untimed call); first s = that first "
           "call (compilation included); x best = ratio to the best non-kzoo row "
-          "of any dtype; others = cores other processes and the VM host (steal) "
-          "took during the "
-          f"row (* above {_timing.BUSY_NEIGHBOUR_CORES}: ran beside other work).")
+          f"of any dtype; {_timing.LOAD_LEGEND}.")
     for b in args.batches:
         key = f"tokens_per_s_{b}"
         top, other = best(key, True), best(key, False)
@@ -268,11 +264,7 @@ def parse_args(argv):
     parser.add_argument("--json", default=None, help="also write results here")
     args = parser.parse_args(argv)
     for flag, value in (("--dtype", args.dtype), ("--others-dtype", args.others_dtype)):
-        for dtype in value.split(","):
-            if dtype not in ("float32", "bfloat16"):
-                parser.error(f"{flag}: {dtype!r} is not float32 or bfloat16")
-        if args.worker and "," in value:
-            parser.error(f"--worker takes one {flag}")
+        _timing.split_dtypes(parser, flag, value, ("float32", "bfloat16"), args.worker)
     if args.new_tokens is None:
         args.new_tokens = 16 if args.quick else 128
     if args.reps is None:
