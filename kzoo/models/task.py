@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
+from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import to_tf
 from kzoo.presets import preset_loader, preset_saver
 
@@ -247,8 +248,9 @@ class Task(keras.Model):
                 ds = ds.shuffle(ds.cardinality(), reshuffle_each_iteration=True)
             ds = ds.batch(batch_size, drop_remainder=static_batch)
 
-        return ds.map(self._preprocess_function(batch_size if static_batch else None),
-                      num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+        return prefetched(ds.map(
+            self._preprocess_function(batch_size if static_batch else None),
+            num_parallel_calls=tf.data.AUTOTUNE))
 
     def _preprocess_function(self, static_batch_size=None):
         """The function mapped over raw batches, as a ``tf.function`` kept on

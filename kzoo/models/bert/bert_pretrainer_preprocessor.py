@@ -7,6 +7,7 @@ from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor
 from kzoo.preprocessing.next_sentence_pairs import NextSentencePairs
+from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import check_type, to_tf
 
 
@@ -252,7 +253,7 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
                                    p["next_sentence_label"]))
         if num_batches is not None:
             ds = ds.apply(tf.data.experimental.assert_cardinality(num_batches))
-        return ds.prefetch(tf.data.AUTOTUNE)
+        return prefetched(ds)
 
     def get_config(self):
         config = super().get_config()

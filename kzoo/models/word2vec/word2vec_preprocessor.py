@@ -10,6 +10,7 @@ import tensorflow as tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
+from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.preprocessing.skip_gram_sampler import SkipGramSampler
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
@@ -253,7 +254,7 @@ class Word2VecPreprocessor(Preprocessor):
         ds = ds.rebatch(batch_size, drop_remainder=drop_remainder)
         if pad_remainder and not drop_remainder:
             ds = ds.map(lambda x, y: _pad_batch(x, y, batch_size))
-        return ds.prefetch(tf.data.AUTOTUNE)
+        return prefetched(ds)
 
     def get_config(self):
         config = super().get_config()
