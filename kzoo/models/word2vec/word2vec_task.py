@@ -60,10 +60,12 @@ class Word2VecTask(Task):
                 loss is a batch mean).
             min_alpha: float. Final learning rate.
             update_size: "auto", int or None. Examples per sparse update
-                inside a step. "auto": 256 on JAX and TensorFlow, 4096 on
-                PyTorch (the fastest here: bench/word2vec.py; on PyTorch each
-                op's dispatch costs more than smaller updates save: one update
-                per default batch). Larger updates train worse, and diverge
+                inside a step. "auto": 128 on JAX and TensorFlow, 4096 on
+                PyTorch, the fastest measured (bench/word2vec.py): XLA ran
+                a 16384-pair step in 9 ms with updates of 128, 14-17 ms with
+                256 (its small batched dots got slower past ~160 rows), and
+                on PyTorch each op's dispatch costs more than smaller
+                updates save. Larger updates train worse, and diverge
                 at some size: one update of 16384 skip-gram pairs did on the
                 benchmark's corpus (frequent words' rows get hundreds of
                 updates at once). None makes each step Keras' dense gradient
@@ -77,7 +79,7 @@ class Word2VecTask(Task):
         self.min_alpha = float(min_alpha)
         self._compiled_update_size = update_size  # as given, for the config
         if update_size == "auto":
-            update_size = 4096 if keras.backend.backend() == "torch" else 256
+            update_size = 4096 if keras.backend.backend() == "torch" else 128
         if update_size is not None and (
                 not isinstance(update_size, int) or update_size < 1):
             raise ValueError('`update_size` must be "auto", a positive int or '

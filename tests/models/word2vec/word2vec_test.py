@@ -346,7 +346,7 @@ def test_update_size_is_checked_and_kept_in_the_config():
     # "auto" bounds each update whatever the batch size (one update of a
     # 16384-pair batch diverged on torch).
     model.compile()
-    assert model.update_size == (4096 if keras.backend.backend() == "torch" else 256)
+    assert model.update_size == (4096 if keras.backend.backend() == "torch" else 128)
     assert model.get_compile_config()["update_size"] == "auto"
     with pytest.raises(ValueError, match="update_size"):
         model.compile(update_size=0)
