@@ -123,7 +123,7 @@ def driver_main(args, argv):
         sizes = args.batch_size.split(",") if library == "kzoo" else ["1024"]
         for size in sizes:
             label = name + ((f" b{size}" if size != "auto" else "")
-                            if library == "kzoo" else " (workers=2)")
+                            if library == "kzoo" else f" (workers={args.workers})")
             print(f"  running {label} ...", end=" ", flush=True)
             result = _timing.run_worker(
                 [os.path.abspath(__file__), "--worker", library,
