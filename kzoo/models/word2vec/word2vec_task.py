@@ -4,7 +4,6 @@ import math
 import warnings
 
 import keras
-import numpy as np
 from keras import ops
 
 from kzoo.api_export import kzoo_export
