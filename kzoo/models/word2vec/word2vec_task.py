@@ -60,11 +60,11 @@ class Word2VecTask(Task):
             min_alpha: float. Final learning rate.
             update_size: "auto", int or None. Examples per sparse update
                 inside a step. "auto": 128 on JAX and TensorFlow, 4096 on
-                PyTorch, the fastest measured (bench/word2vec.py): XLA ran
-                a 16384-pair step in 9 ms with updates of 128, 14-17 ms with
-                256 (its small batched dots got slower past ~160 rows), and
-                on PyTorch each op's dispatch costs more than smaller
-                updates save. Larger updates train worse, and diverge
+                PyTorch, the fastest measured: XLA ran a 16384-pair step of
+                bench/word2vec.py's corpus in 8.4-9.5 ms with updates of 128,
+                14-18 ms with 256 (its small batched dots got slower past
+                ~160 rows), and on PyTorch each op's dispatch costs more
+                than smaller updates save. Larger updates train worse, and diverge
                 at some size: one update of 16384 skip-gram pairs did on the
                 benchmark's corpus (frequent words' rows get hundreds of
                 updates at once). None makes each step Keras' dense gradient
