@@ -64,10 +64,10 @@ class Word2VecTask(Task):
                 bench/word2vec.py's corpus in 8.4-9.5 ms with updates of 128,
                 14-18 ms with 256 (its small batched dots got slower past
                 ~160 rows), and on PyTorch each op's dispatch costs more
-                than smaller updates save. Larger updates train worse, and diverge
-                at some size: one update of 16384 skip-gram pairs did on the
-                benchmark's corpus (frequent words' rows get hundreds of
-                updates at once). None makes each step Keras' dense gradient
+                than smaller updates save. Larger updates train worse, and
+                diverge at some size: one update of 16384 skip-gram pairs did
+                on the benchmark's corpus (frequent words' rows get hundreds
+                of updates at once). None makes each step Keras' dense gradient
                 step (the same caution applies to its batch size). The
                 sparse step runs with the default optimizer and loss, no
                 metrics and no distribution; any other setting trains with
