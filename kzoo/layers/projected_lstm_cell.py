@@ -102,9 +102,17 @@ class ProjectedLSTMCell(keras.layers.Layer):
             name="kernel", shape=(input_dim, 4 * units),
             initializer=self.kernel_initializer,
         )
+
+        def recurrent_initializer(shape, dtype=None):
+            # Drawn in float32, then cast: the orthogonal default's QR has no
+            # 16-bit kernel on PyTorch's CPU ("geqrf_cpu" not implemented for
+            # 'BFloat16'), so a bfloat16 cell could not be built there.
+            value = self.recurrent_initializer(shape, dtype="float32")
+            return ops.cast(value, dtype or "float32")
+
         self.recurrent_kernel = self.add_weight(
             name="recurrent_kernel", shape=(self.projection_dim, 4 * units),
-            initializer=self.recurrent_initializer,
+            initializer=recurrent_initializer,
         )
 
         def bias_initializer(shape, dtype=None):

@@ -4,6 +4,7 @@ import json
 import shutil
 
 import h5py
+import keras
 import numpy as np
 import pytest
 
@@ -101,3 +102,25 @@ def test_missing_or_ambiguous_files(allennlp_elmo, tmp_path):
         f.create_group("RNN_0")
     with pytest.raises(PresetError, match="dataset CNN/W_cnn_0 is missing"):
         ElmoBackbone.from_preset(str(folder))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "mixed_bfloat16"])
+def test_bfloat16_keeps_every_layer_of_the_reference_elmo(allennlp_elmo, allennlp_reference, dtype):
+    # The bound that makes a bf16 ELMo usable (#17): every real token's
+    # vector at every layer within cosine 0.999 of float32's, on the 30
+    # fixture sentences. The orthogonal initializer's QR once made a bf16
+    # ELMo impossible to build on PyTorch ("geqrf_cpu" not implemented).
+    sentences = [s for row in allennlp_reference[0] for s in row]
+    ids = CharacterIds(add_sentence_boundaries=True, sequence_length=56)(sentences)
+    reference = ElmoBackbone.from_preset(str(allennlp_elmo))(ids)
+    backbone = ElmoBackbone.from_preset(str(allennlp_elmo), dtype=dtype)
+    outputs = backbone(ids)
+    mask = to_numpy(ids["padding_mask"]).astype(bool)
+    assert mask.sum() == sum(len(s.split()) + 2 for s in sentences)
+    for name in ("token_output", "lstm_output_1", "lstm_output_2"):
+        assert keras.backend.standardize_dtype(outputs[name].dtype) == "bfloat16"
+        a = to_numpy(reference[name])[mask]
+        b = to_numpy(keras.ops.cast(outputs[name], "float32"))[mask]
+        cosine = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+        assert cosine.min() >= 0.999, (name, cosine.min())
+        assert not np.array_equal(a, b)  # it did run in bfloat16
