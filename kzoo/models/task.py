@@ -429,8 +429,10 @@ class Task(keras.Model):
                 folder that a converter reads.
             load_weights: load pretrained backbone (and head, if the preset
                 holds a fine-tuned task) weights.
-            **kwargs: task constructor arguments (``num_classes=2``), and
-                ``sequence_length`` for the preprocessor.
+            **kwargs: task constructor arguments (``num_classes=2``),
+                ``sequence_length`` for the preprocessor, and ``dtype`` (a
+                dtype policy name such as ``"bfloat16"``, as in keras-hub):
+                the backbone, and the head built on it, in that policy.
         """
         return preset_loader.load_task(
             preset, cls=cls, load_weights=load_weights, **kwargs

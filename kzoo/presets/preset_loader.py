@@ -117,8 +117,27 @@ def _split_kwargs(cls, kwargs):
     return task_kwargs, pre_kwargs
 
 
-def load_task(preset, cls, load_weights=True, load_task_head=True, **kwargs):
+def _dtype_overrides(source, dtype):
+    """The backbone config override for a `dtype=` given to `from_preset`
+    (keras-hub's argument: the backbone and the heads built on it run in
+    that policy)."""
+    if dtype is None:
+        return {}
+    saved = source.backbone_config().get("config", {}).get("dtype")
+    if isinstance(saved, dict) and "DTypePolicyMap" in str(saved.get("class_name")):
+        raise PresetError(
+            f"{source.path} holds a quantized backbone (a per-layer dtype "
+            f"map); it loads only in the dtypes it was saved in. Drop "
+            f"dtype={dtype!r}, or quantize a float preset after loading it.")
+    if isinstance(dtype, str):
+        keras.dtype_policies.get(dtype)  # an unknown name fails here, clearly
+    return {"dtype": dtype}
+
+
+def load_task(preset, cls, load_weights=True, load_task_head=True, dtype=None,
+              **kwargs):
     source = get_source(preset)
+    overrides = _dtype_overrides(source, dtype)
     accepted = inspect.signature(cls.__init__).parameters
     for key, value in source.task_defaults().items():
         if key in accepted:
@@ -138,8 +157,9 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, **kwargs):
                         f"with {key}={value!r} on the preset's backbone."
                     )
             return _restore_task(source, saved_cls, task_config, pre_kwargs,
-                                 load_weights)
-    backbone = load_backbone(preset, cls=cls.backbone_cls, load_weights=load_weights)
+                                 load_weights, overrides)
+    backbone = load_backbone(preset, cls=cls.backbone_cls,
+                             load_weights=load_weights, **overrides)
     preprocessor = None
     if cls.preprocessor_cls is not None:
         preprocessor = load_preprocessor(preset, cls=cls.preprocessor_cls, **pre_kwargs)
@@ -150,11 +170,13 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, **kwargs):
     return task
 
 
-def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights):
+def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights,
+                  backbone_overrides):
     config = dict(task_config.get("config", {}))
     backbone_config = source.backbone_config()
     backbone_cls = _deserialize_class(backbone_config, "backbone", source.path)
-    backbone = backbone_cls.from_config(dict(backbone_config.get("config", {})))
+    backbone = backbone_cls.from_config(
+        {**backbone_config.get("config", {}), **backbone_overrides})
     if load_weights:
         source.load_backbone_weights(backbone)
     preprocessor = None

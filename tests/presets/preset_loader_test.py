@@ -162,3 +162,32 @@ def test_preset_saved_on_another_backend_loads_here(tmp_path):
     metadata = json.loads((tmp_path / "p" / "metadata.json").read_text())
     assert metadata["saved_with_backend"] == other
     assert metadata["parameter_count"] == loaded.count_params()
+
+
+def test_from_preset_dtype_builds_backbone_and_head_in_that_policy(tmp_path):
+    # keras-hub's `from_preset(..., dtype=...)`: for a fine-tuned task preset
+    # (its head restored) and for a new head on that preset's backbone.
+    from kzoo.models.bert.bert_classifier import BertClassifier
+    from tests.models.bert.bert_classifier_test import TEXTS, tiny_classifier
+
+    model = tiny_classifier()
+    expected = model.predict(TEXTS, verbose=0)
+    model.save_to_preset(tmp_path / "tuned")
+    restored = BertClassifier.from_preset(str(tmp_path / "tuned"), dtype="bfloat16")
+    fresh = BertClassifier.from_preset(str(tmp_path / "tuned"), num_classes=3,
+                                       load_task_head=False, dtype="bfloat16")
+    for task in (restored, fresh):
+        assert task.backbone.dtype_policy.name == "bfloat16"
+        assert task.output_dense.dtype_policy.name == "bfloat16"
+        assert keras.backend.standardize_dtype(
+            task.backbone.token_embedding.embeddings.dtype) == "bfloat16"
+    found = restored.predict(TEXTS, verbose=0).astype("float32")
+    assert np.abs(found - expected).max() < 0.05 * np.abs(expected).max()
+    assert BertClassifier.from_preset(
+        str(tmp_path / "tuned")).backbone.dtype_policy.name == "float32"
+    with pytest.raises(ValueError, match="bfloat17"):
+        BertClassifier.from_preset(str(tmp_path / "tuned"), dtype="bfloat17")
+    model.backbone.quantize("int8")
+    model.save_to_preset(tmp_path / "int8")
+    with pytest.raises(PresetError, match=r"quantized backbone .* Drop dtype='bfloat16'"):
+        BertClassifier.from_preset(str(tmp_path / "int8"), dtype="bfloat16")
