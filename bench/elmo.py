@@ -24,6 +24,7 @@ JSON line and the driver prints the table. Run from the repository root:
     .venv/bin/python bench/elmo.py                  # full size, 3 backends
     .venv/bin/python bench/elmo.py --size small
     .venv/bin/python bench/elmo.py --quick          # batch 4, tiny sizes: smoke run
+    .venv/bin/python bench/elmo.py --dtype float32,bfloat16   # a row per dtype
     .venv/bin/python bench/elmo.py --lstm-loop      # scan vs keras.layers.RNN
 
 Never imported by the tests. See bench/README.md.
@@ -67,7 +68,8 @@ def _elmo_worker(args):
 
     backend = keras.config.backend()
     size = "tiny" if args.quick else args.size
-    backbone = kzoo.ElmoBackbone(**SIZES[size], dropout=0.0)
+    dtype = None if args.dtype == "float32" else args.dtype
+    backbone = kzoo.ElmoBackbone(**SIZES[size], dropout=0.0, dtype=dtype)
     chars = kzoo.preprocessing.CharacterIds(add_sentence_boundaries=True)
     x = {k: np.asarray(keras.ops.convert_to_numpy(v))
          for k, v in chars(_sentences(args.batch, args.words)).items()}
@@ -76,7 +78,7 @@ def _elmo_worker(args):
     backbone.compile(jit_compile=jit)
     timing = _timing.time_calls(
         lambda: backbone.predict_on_batch(x), args.warmup, args.reps)
-    return {"size": size, "backend": backend, "jit": args.jit,
+    return {"size": size, "backend": backend, "jit": args.jit, "dtype": args.dtype,
             "parameters": backbone.count_params(),
             "sentences_per_s": args.batch / timing["median_s"], "timing": timing}
 
@@ -122,20 +124,26 @@ def driver_main(args, argv):
           f"{args.warmup} warmup + {args.reps} reps (median), machine {machine}",
           flush=True)
     rows = []
+    dtypes = args.dtype.split(",")
     for short in (args.backends or "tf,jax,torch").split(","):
-        print(f"  running kzoo-{short} ...", end=" ", flush=True)
         passthrough = ["--batch", str(args.batch), "--words", str(args.words),
                        "--warmup", str(args.warmup), "--reps", str(args.reps),
                        "--size", args.size, "--jit", args.jit]
         passthrough += ["--quick"] if args.quick else []
         passthrough += ["--lstm-loop"] if args.lstm_loop else []
         passthrough += ["--cores", str(args.cores)] if args.cores else []
-        result = _timing.run_worker(
-            [os.path.abspath(__file__), "--worker", "--backend", short, *passthrough],
-            env_overrides={"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"},
-            timeout=args.timeout)
-        print("error" if "error" in result else "done", flush=True)
-        rows.append((f"kzoo-{short}", result))
+        for dtype in dtypes:
+            name = f"kzoo-{short}" + (
+                f" {_timing.SHORT_DTYPES[dtype]}" if len(dtypes) > 1 else "")
+            print(f"  running {name} ...", end=" ", flush=True)
+            result = _timing.run_worker(
+                [os.path.abspath(__file__), "--worker", "--backend", short,
+                 *passthrough, "--dtype", dtype],
+                env_overrides={"KERAS_BACKEND": BACKENDS[short],
+                               "TF_CPP_MIN_LOG_LEVEL": "2"},
+                timeout=args.timeout)
+            print("error" if "error" in result else "done", flush=True)
+            rows.append((name, result))
     print()
     if args.lstm_loop:
         print(f"{'row':<12} {'scan ms':>10} {'RNN ms':>10} {'RNN/scan':>9}")
@@ -147,14 +155,14 @@ def driver_main(args, argv):
                   f"{r['keras_rnn_ms'] / r['scan_ms']:>9.2f}")
     else:
         reference = None if args.quick else REFERENCE.get(args.size)
-        print(f"{'row':<12} {'sent/s':>9} {'first call s':>13} {'params':>11}"
+        print(f"{'row':<17} {'sent/s':>9} {'first call s':>13} {'params':>11}"
               + (f" {'vs AllenNLP ' + str(reference):>18}" if reference else "")
               + f" {'others':>6}")
         for name, r in rows:
             if "error" in r:
-                print(f"{name:<12} error: {r['error'][:200]}")
+                print(f"{name:<17} error: {r['error'][:200]}")
                 continue
-            line = (f"{name:<12} {r['sentences_per_s']:>9.2f} "
+            line = (f"{name:<17} {r['sentences_per_s']:>9.2f} "
                     f"{r['timing']['first_s']:>13.1f} {r['parameters']:>11,}")
             if reference:
                 line += f" {r['sentences_per_s'] / reference:>17.2f}x"
@@ -176,7 +184,13 @@ def parse_args(argv):
                         help="jit_compile for predict (auto: Keras' default)")
     parser.add_argument("--batch", type=int, default=None)
     parser.add_argument("--words", type=int, default=20)
+    parser.add_argument("--dtype", default="float32",
+                        help="float32, bfloat16, mixed_bfloat16 or a comma-separated "
+                             "list (one row each); bf16 keeps every layer within "
+                             "cosine 0.999 of float32 (the AllenNLP fixture test)")
     args = parser.parse_args(argv)
+    _timing.split_dtypes(parser, "--dtype", args.dtype,
+                         tuple(_timing.SHORT_DTYPES), args.worker)
     defaults = ({"batch": 4, "warmup": 1, "reps": 2} if args.quick
                 else {"batch": 32, "warmup": 2, "reps": 5})
     _timing.fill_defaults(args, defaults)
