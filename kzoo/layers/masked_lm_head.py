@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.tied_embedding_logits import token_embedding_table
 from kzoo.layers.transformer_block import get_activation
 
 
@@ -154,10 +155,10 @@ class MaskedLMHead(keras.layers.Layer):
         x = ops.take_along_axis(inputs, positions, axis=1)
         x = self.transform_layer_norm(self.transform_dense(x))
         if self.token_embedding is not None:
-            kernel = ops.transpose(ops.convert_to_tensor(self.token_embedding.embeddings))
+            kernel = ops.transpose(token_embedding_table(self.token_embedding, x.dtype))
         else:
-            kernel = ops.convert_to_tensor(self.output_kernel)
-        outputs = ops.matmul(x, ops.cast(kernel, x.dtype))
+            kernel = ops.cast(ops.convert_to_tensor(self.output_kernel), x.dtype)
+        outputs = ops.matmul(x, kernel)
         outputs = outputs + ops.cast(self.output_bias, x.dtype)
         if self.activation is not None:
             outputs = self.activation(outputs)

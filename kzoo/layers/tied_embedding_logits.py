@@ -20,6 +20,32 @@ def _static_rows(shape):
     return rows
 
 
+
+def token_embedding_table(embedding, dtype):
+    """The `[vocabulary, dim]` matrix of a `keras.layers.Embedding` in
+    `dtype`, for the heads that reuse it (tied logits, BERT's masked-LM
+    head, GPT-1's auxiliary loss).
+
+    After Keras' `quantize("int8")` the layer's `embeddings` are the int8
+    values `round(row * scale)`, one scale per row: the matrix is
+    `int8 / scale`. (Read as they were, they gave logits hundreds of times
+    too large.)
+    """
+    mode = getattr(embedding, "quantization_mode", None)
+    if mode is None:
+        return ops.cast(ops.convert_to_tensor(embedding.embeddings), dtype)
+    if mode != "int8" or embedding.lora_enabled:
+        raise NotImplementedError(
+            f"The tied token embedding is quantized as {mode!r}"
+            + (" with LoRA enabled" if embedding.lora_enabled else "")
+            + "; the heads that reuse it read a float or an int8 (no LoRA) "
+            "table. Quantize with `quantize(\"int8\")` before enabling LoRA, "
+            "or not at all.")
+    table = ops.cast(ops.convert_to_tensor(embedding.embeddings), dtype)
+    scale = ops.cast(ops.convert_to_tensor(embedding.embeddings_scale), dtype)
+    return ops.divide(table, ops.expand_dims(scale, -1))
+
+
 @kzoo_export("kzoo.layers.TiedEmbeddingLogits")
 class TiedEmbeddingLogits(keras.layers.Layer):
     """Scores hidden states against a token embedding matrix (tied weights).
@@ -69,8 +95,11 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs):
-        embeddings = ops.cast(
-            ops.convert_to_tensor(self.token_embedding.embeddings), inputs.dtype)
+        embeddings = token_embedding_table(self.token_embedding, inputs.dtype)
+        return ops.cast(self._scores(inputs, embeddings), "float32")
+
+    def _scores(self, inputs, embeddings):
+        """``inputs @ embeddings^T``, in the fastest form for the shape."""
         rows = _static_rows(inputs.shape)
         if rows is not None and rows <= _FEW_ROWS:
             # A few rows (a generation step): `embeddings @ hidden^T`, the
@@ -82,7 +111,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
             logits = ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
         else:
             logits = ops.matmul(inputs, ops.transpose(embeddings))
-        return ops.cast(logits, "float32")
+        return logits
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[:-1]) + (self.token_embedding.input_dim,)

@@ -39,3 +39,25 @@ def test_errors():
     embedding = keras.layers.Embedding(7, 4)
     with pytest.raises(ValueError, match="columns"):
         TiedEmbeddingLogits(embedding)(np.ones((1, 2, 5), "float32"))
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 4), (3, 40, 4)])
+def test_an_int8_embedding_is_read_with_its_scales(shape):
+    # Keras' int8 Embedding stores round(row * scale), one scale per row:
+    # the tied logits use int8 / scale (the int8 values alone once gave
+    # logits hundreds of times too large).
+    keras.utils.set_random_seed(2)
+    embedding = keras.layers.Embedding(11, 4)
+    embedding.build((None,))
+    hidden = np.random.default_rng(3).normal(size=shape).astype("float32")
+    expected_float = hidden @ to_numpy(embedding.embeddings).T
+    embedding.quantize("int8")
+    table = to_numpy(embedding.embeddings).astype("float32")
+    scale = to_numpy(embedding.embeddings_scale)
+    assert to_numpy(embedding.embeddings).dtype == np.int8
+    logits = TiedEmbeddingLogits(embedding)(hidden)
+    assert_allclose(logits, hidden @ (table / scale[:, None]).T, atol=1e-5)
+    assert np.abs(to_numpy(logits) - expected_float).max() < 0.02 * np.abs(expected_float).max()
+    embedding.enable_lora(2)
+    with pytest.raises(NotImplementedError, match="int8.*LoRA"):
+        TiedEmbeddingLogits(embedding)(hidden)

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.tied_embedding_logits import token_embedding_table
 from kzoo.models.gpt.fine_tuning_tokens import FineTuningTokensFromPreset
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
@@ -40,7 +41,7 @@ class _LanguageModelLoss(keras.layers.Layer):
         self.loss_weight = loss_weight
 
     def call(self, features, sequence_output, token_ids, padding_mask):
-        embeddings = ops.convert_to_tensor(self.token_embedding.embeddings)
+        embeddings = token_embedding_table(self.token_embedding, sequence_output.dtype)
         logits = ops.matmul(sequence_output[:, :-1], ops.transpose(embeddings))
         targets = token_ids[:, 1:]
         weights = ops.cast(padding_mask[:, 1:], "float32")

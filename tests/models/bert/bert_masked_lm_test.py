@@ -291,3 +291,15 @@ def test_untied_decoder_is_refused(tmp_path):
     _hf_folder(tmp_path, transformers.BertForMaskedLM, tie=False)
     with pytest.raises(PresetError, match="not tied"):
         BertMaskedLM.from_preset(str(tmp_path))
+
+
+def test_int8_predictions_stay_close_to_float32():
+    # The tied MLM head reads the int8 embedding with its per-row scales.
+    keras.utils.set_random_seed(4)
+    model = BertMaskedLM(_backbone(), preprocessor=_preprocessor(seed=1))
+    x = keras.tree.map_structure(to_numpy, model.preprocessor(TEXTS)[0])
+    expected = to_numpy(model(x))
+    model.backbone.quantize("int8")
+    found = to_numpy(model(x))
+    assert np.abs(found - expected).max() < 0.05 * np.abs(expected).max()
+    assert not np.array_equal(found, expected)

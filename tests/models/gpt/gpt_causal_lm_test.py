@@ -231,3 +231,16 @@ def test_the_mask_survives_saving(tmp_path):
     logits = to_numpy(restored(x))
     assert (logits[..., len(VOCABULARY):] == -1e9).all()
     assert_allclose(logits, to_numpy(lm(x)), atol=1e-5)
+
+
+def test_int8_logits_stay_close_to_float32():
+    # The tied output head reads the int8 table with its per-row scales:
+    # read as raw int8 values, the logits came out hundreds of times too large.
+    lm = _lm()
+    data = {"token_ids": np.array([[0, 5, 9, 3, 7, 2]]), "padding_mask": np.ones((1, 6))}
+    expected = to_numpy(lm(data))
+    lm.backbone.quantize("int8")
+    found = to_numpy(lm(data))
+    assert np.abs(found - expected).max() < 0.05 * np.abs(expected).max()
+    assert not np.array_equal(found, expected)
+    assert len(lm.generate("the cat", max_length=10)) > len("the cat")
