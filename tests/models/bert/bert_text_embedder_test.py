@@ -117,15 +117,14 @@ def test_real_minilm_int8_keeps_the_embeddings(minilm_embedder, tmp_path):
 
 
 @needs_minilm
-@pytest.mark.parametrize("dtype", ["bfloat16", "mixed_bfloat16"])
-def test_real_minilm_in_bfloat16_keeps_the_embeddings(minilm_embedder, dtype):
+def test_real_minilm_in_bfloat16_keeps_the_embeddings(minilm_embedder):
     # #17's bound for reduced precision: mean-pooled sentence embeddings
     # within cosine 0.999 of float32's (measured: >= 0.99992 on 64 of
     # gensim's movie-review sentences). Keras' int8 (weights and
     # activations) gives 0.990 there, hence the looser bound above.
     expected = to_numpy(minilm_embedder.predict(SENTENCES, verbose=0))
-    model = BertTextEmbedder.from_preset("minilm_l6_en_uncased", dtype=dtype)
-    assert model.backbone.dtype_policy.name == dtype
+    model = BertTextEmbedder.from_preset("minilm_l6_en_uncased", dtype="bfloat16")
+    assert model.backbone.dtype_policy.name == "bfloat16"
     found = to_numpy(keras.ops.cast(model.predict(SENTENCES, verbose=0), "float32"))
     cosine = np.sum(found * expected, axis=-1) / np.linalg.norm(found, axis=-1)
     assert cosine.min() >= 0.999, cosine

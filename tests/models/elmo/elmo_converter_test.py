@@ -104,8 +104,7 @@ def test_missing_or_ambiguous_files(allennlp_elmo, tmp_path):
         ElmoBackbone.from_preset(str(folder))
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "mixed_bfloat16"])
-def test_bfloat16_keeps_every_layer_of_the_reference_elmo(allennlp_elmo, allennlp_reference, dtype):
+def test_bfloat16_keeps_every_layer_of_the_reference_elmo(allennlp_elmo, allennlp_reference):
     # The bound that makes a bf16 ELMo usable (#17): every real token's
     # vector at every layer within cosine 0.999 of float32's, on the 30
     # fixture sentences. The orthogonal initializer's QR once made a bf16
@@ -113,7 +112,8 @@ def test_bfloat16_keeps_every_layer_of_the_reference_elmo(allennlp_elmo, allennl
     sentences = [s for row in allennlp_reference[0] for s in row]
     ids = CharacterIds(add_sentence_boundaries=True, sequence_length=56)(sentences)
     reference = ElmoBackbone.from_preset(str(allennlp_elmo))(ids)
-    backbone = ElmoBackbone.from_preset(str(allennlp_elmo), dtype=dtype)
+    # (mixed_bfloat16 computed the same vectors here: one policy is tested.)
+    backbone = ElmoBackbone.from_preset(str(allennlp_elmo), dtype="bfloat16")
     outputs = backbone(ids)
     mask = to_numpy(ids["padding_mask"]).astype(bool)
     assert mask.sum() == sum(len(s.split()) + 2 for s in sentences)
