@@ -20,7 +20,6 @@ def _static_rows(shape):
     return rows
 
 
-
 def token_embedding_table(embedding, dtype):
     """The `[vocabulary, dim]` matrix of a `keras.layers.Embedding` in
     `dtype`, for the heads that reuse it (tied logits, BERT's masked-LM
