@@ -53,7 +53,9 @@ def add_backend_arguments(parser, timeout=1800):
     """
     import argparse
 
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    # A bare `--worker`, or `--worker kzoo` as `run_row` starts the rows.
+    parser.add_argument("--worker", nargs="?", const="kzoo", default=None,
+                        help=argparse.SUPPRESS)
     parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
     parser.add_argument("--backends", default=None, help="e.g. tf,jax (driver)")
     parser.add_argument("--warmup", type=int, default=None)

@@ -37,7 +37,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _timing  # noqa: E402
 
-BACKENDS = _timing.BACKENDS
 SIZES = {
     "full": dict(num_layers=2, hidden_dim=4096, projection_dim=512,
                  filters=[[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512],
@@ -133,17 +132,8 @@ def driver_main(args, argv):
         passthrough += ["--lstm-loop"] if args.lstm_loop else []
         passthrough += ["--cores", str(args.cores)] if args.cores else []
         for dtype in dtypes:
-            name = f"kzoo-{short}" + (
-                f" {_timing.SHORT_DTYPES[dtype]}" if len(dtypes) > 1 else "")
-            print(f"  running {name} ...", end=" ", flush=True)
-            result = _timing.run_worker(
-                [os.path.abspath(__file__), "--worker", "--backend", short,
-                 *passthrough, "--dtype", dtype],
-                env_overrides={"KERAS_BACKEND": BACKENDS[short],
-                               "TF_CPP_MIN_LOG_LEVEL": "2"},
-                timeout=args.timeout)
-            print("error" if "error" in result else "done", flush=True)
-            rows.append((name, result))
+            rows.append(_timing.run_row(__file__, "kzoo", short, dtype, len(dtypes) > 1,
+                                        passthrough, args.timeout))
     print()
     if args.lstm_loop:
         print(f"{'row':<12} {'scan ms':>10} {'RNN ms':>10} {'RNN/scan':>9}")

@@ -37,9 +37,9 @@ def token_embedding_table(embedding, dtype):
         raise NotImplementedError(
             f"The tied token embedding is quantized as {mode!r}"
             + (" with LoRA enabled" if embedding.lora_enabled else "")
-            + "; the heads that reuse it read a float or an int8 (no LoRA) "
-            "table. Quantize with `quantize(\"int8\")` before enabling LoRA, "
-            "or not at all.")
+            + "; the heads that reuse it read a float table, or an int8 one "
+            "without LoRA: use `quantize(\"int8\")` without LoRA, or LoRA on "
+            "the float model.")
     table = ops.cast(ops.convert_to_tensor(embedding.embeddings), dtype)
     scale = ops.cast(ops.convert_to_tensor(embedding.embeddings_scale), dtype)
     return ops.divide(table, ops.expand_dims(scale, -1))

@@ -124,7 +124,8 @@ def _dtype_overrides(source, dtype):
     if dtype is None:
         return {}
     saved = source.backbone_config().get("config", {}).get("dtype")
-    if isinstance(saved, dict) and "DTypePolicyMap" in str(saved.get("class_name")):
+    if isinstance(saved, dict) and isinstance(keras.dtype_policies.deserialize(saved),
+                                              keras.dtype_policies.DTypePolicyMap):
         raise PresetError(
             f"{source.path} holds a quantized backbone (a per-layer dtype "
             f"map); it loads only in the dtypes it was saved in. Drop "
