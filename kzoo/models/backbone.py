@@ -61,6 +61,9 @@ class Backbone(keras.Model):
         dtype = self._quantized_dtype_map() or self.dtype_policy
         if dtype.name != keras.config.dtype_policy().name:
             config["dtype"] = keras.dtype_policies.serialize(dtype)
+        quantization_config = self._quantization_config()
+        if quantization_config is not None:
+            config["quantization_config"] = quantization_config
         if getattr(self, "lora_rank", None):
             config["lora_rank"] = self.lora_rank
         return config
@@ -71,7 +74,10 @@ class Backbone(keras.Model):
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         lora_rank = config.pop("lora_rank", None)
+        quantization_config = config.pop("quantization_config", None)
         backbone = cls(**config)
+        if quantization_config is not None:
+            backbone._apply_quantization_config(quantization_config)
         if lora_rank:
             backbone.enable_lora(lora_rank)
         return backbone
@@ -115,18 +121,32 @@ class Backbone(keras.Model):
                 layer.bias.trainable = False  # only the adapters train
         self.lora_rank = rank
 
-    def quantize(self, mode=None, **kwargs):
+    def quantize(self, mode=None, config=None, **kwargs):
         """Keras' post-training quantization of the dense and embedding
         layers (``"int8"``: int8 weights, per-channel scales). The config
-        records each quantized layer's policy (a ``DTypePolicyMap``), so
-        ``save_to_preset`` / ``from_preset`` round-trip the int8 weights."""
+        records each quantized layer's policy (a ``DTypePolicyMap``) and a
+        non-default ``config``, so ``save_to_preset`` / ``from_preset``
+        round-trip the int8 weights and the way they run.
+
+        Args:
+            mode: ``"int8"`` (may be left out when ``config`` gives it).
+            config: a ``keras.quantizers.Int8QuantizationConfig``, or None
+                for Keras' default: int8 weights *and* int8 inputs to every
+                dense layer (each row scaled by its absolute maximum). With
+                ``Int8QuantizationConfig(activation_quantizer=None)`` only
+                the weights are int8 (weight-only int8: the matmuls run in
+                the compute dtype on the dequantized kernel), which keeps
+                more of float32's accuracy.
+        """
+        if mode is None and config is not None:
+            mode = config.mode
         if mode not in self.quantization_modes:
             raise ValueError(
                 f"{type(self).__name__}.quantize supports the modes "
                 f"{self.quantization_modes}, got {mode!r}.")
         with warnings.catch_warnings():  # "Layer X does not have a quantize method"
             warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
-            super().quantize(mode, **kwargs)
+            super().quantize(mode, config=config, **kwargs)
 
     def _quantized_dtype_map(self):
         policy_map = keras.dtype_policies.DTypePolicyMap(
@@ -135,6 +155,56 @@ class Backbone(keras.Model):
             if getattr(layer, "quantization_mode", None) is not None:
                 policy_map[layer.path] = layer.dtype_policy
         return policy_map if len(policy_map) else None
+
+    def _quantization_config(self):
+        """The serialized ``QuantizationConfig`` the quantized layers were
+        made with, or None where it is Keras' default: one config when they
+        share it, else ``{layer path: config}`` for the layers that have one."""
+        configs = {
+            layer.path: keras.saving.serialize_keras_object(layer.quantization_config)
+            for layer in self._flatten_layers(include_self=False)
+            if getattr(layer, "quantization_mode", None) is not None
+            and getattr(layer, "quantization_config", None) is not None}
+        if not configs:
+            return None
+        values = list(configs.values())
+        if len(configs) == len(self._quantized_dtype_map() or ()) and all(
+                value == values[0] for value in values):
+            return values[0]
+        return {"per_layer": configs}
+
+    def _apply_quantization_config(self, serialized):
+        """Gives the quantized layers of a backbone rebuilt from its config
+        the ``QuantizationConfig`` they were saved with (the layers are built
+        with Keras' default before it can be passed in): the config and the
+        input quantizer it implies, the one thing it changes at call time."""
+        per_layer = serialized.get("per_layer") if isinstance(serialized, dict) else None
+        layers = [layer for layer in self._flatten_layers(include_self=False)
+                  if getattr(layer, "quantization_mode", None) is not None]
+        paths = {layer.path for layer in layers}
+        unknown = sorted(set(per_layer or ()) - paths)
+        if unknown:
+            raise ValueError(
+                f"The config's `quantization_config` names layers that this "
+                f"{type(self).__name__} has not quantized: {unknown[:3]}. The "
+                "config and its `dtype` policy map disagree: re-save the preset.")
+        for layer in layers:
+            value = per_layer.get(layer.path) if per_layer is not None else serialized
+            if value is None:
+                continue
+            config = keras.saving.deserialize_keras_object(value)
+            if not isinstance(config, keras.quantizers.QuantizationConfig):
+                raise ValueError(
+                    f"`quantization_config` must hold a serialized "
+                    f"keras.quantizers.QuantizationConfig, got {value!r}.")
+            if config.mode != layer.quantization_mode:
+                raise ValueError(
+                    f"Layer {layer.path} is quantized as "
+                    f"{layer.quantization_mode!r} but its saved "
+                    f"quantization_config is for {config.mode!r}: re-save the preset.")
+            layer.quantization_config = config
+            if hasattr(layer, "inputs_quantizer"):
+                layer.inputs_quantizer = config.activation_quantizer
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **config_overrides):

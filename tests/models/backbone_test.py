@@ -77,3 +77,54 @@ def test_int8_stays_close_and_round_trips(tmp_path, index):
         backbone.quantize("int4")
     with pytest.raises(ValueError, match="Expected one of"):  # keras lists its modes
         backbone.quantize("int3")
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_weight_only_int8_round_trips_its_config(tmp_path, index):
+    # Int8QuantizationConfig(activation_quantizer=None): int8 weights, float
+    # inputs. The dense layers are rebuilt with Keras' default (int8 inputs
+    # too) on reload, so the preset must carry the config.
+    from keras.quantizers import Int8QuantizationConfig
+
+    backbone, inputs = list(_backbones())[index]
+    default = type(backbone).from_config(backbone.get_config())
+    default.set_weights(backbone.get_weights())
+    default.quantize("int8")
+    backbone.quantize(config=Int8QuantizationConfig(activation_quantizer=None))
+    weight_only = to_numpy(backbone(inputs)["sequence_output"])
+    assert not np.allclose(weight_only, to_numpy(default(inputs)["sequence_output"]),
+                           atol=1e-6)
+    assert backbone.get_config()["quantization_config"]["config"]["activation_quantizer"] is None
+    assert default.get_config()["quantization_config"]["config"]["activation_quantizer"]
+    backbone.save_to_preset(tmp_path / "int8")
+    restored = type(backbone).from_preset(str(tmp_path / "int8"))
+    dense = [layer for layer in restored._flatten_layers()
+             if hasattr(layer, "inputs_quantizer")]
+    assert dense and all(layer.inputs_quantizer is None for layer in dense)
+    assert_allclose(restored(inputs)["sequence_output"], weight_only, atol=1e-6)
+
+
+def test_quantization_configs_per_layer_round_trip(tmp_path):
+    # Two quantize calls with different configs on different layers: the
+    # preset records each layer's.
+    from keras.quantizers import Int8QuantizationConfig
+
+    backbone, inputs = next(_backbones())
+    backbone.quantize(config=Int8QuantizationConfig(activation_quantizer=None),
+                      filters="query")
+    backbone.quantize("int8", filters="key")
+    found = to_numpy(backbone(inputs)["sequence_output"])
+    saved = backbone.get_config()["quantization_config"]["per_layer"]
+    assert sorted(path.rsplit("/", 1)[1] for path in saved) == ["key", "key", "query", "query"]
+    backbone.save_to_preset(tmp_path / "mixed")
+    restored = kzoo.models.BertBackbone.from_preset(str(tmp_path / "mixed"))
+    quantizers = {layer.name: layer.inputs_quantizer for layer in restored._flatten_layers()
+                  if getattr(layer, "quantization_mode", None)}
+    assert {name for name, q in quantizers.items() if q is None} == {"query"}
+    assert {name for name, q in quantizers.items() if q is not None} == {"key"}
+    assert_allclose(restored(inputs)["sequence_output"], found, atol=1e-6)
+
+    config = backbone.get_config()
+    config["quantization_config"]["per_layer"]["no/such/layer"] = None
+    with pytest.raises(ValueError, match="names layers that this BertBackbone has not quantized"):
+        kzoo.models.BertBackbone.from_config(config)

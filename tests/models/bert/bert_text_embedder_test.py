@@ -99,14 +99,18 @@ def test_real_minilm_sentence_embeddings_equal_transformers(minilm_embedder):
     assert similarity[0, 1] > 0.5 > similarity[0, 3]
 
 
+def _copy(embedder):
+    """A copy of the fixture's model (the fixture stays float32)."""
+    source = embedder.backbone
+    backbone = type(source).from_config(source.get_config())
+    backbone.set_weights(source.get_weights())
+    return BertTextEmbedder(backbone, embedder.preprocessor)
+
+
 @needs_minilm
 def test_real_minilm_int8_keeps_the_embeddings(minilm_embedder, tmp_path):
     expected = to_numpy(minilm_embedder.predict(SENTENCES, verbose=0))
-    # A copy of the fixture's backbone (the fixture stays float32).
-    source = minilm_embedder.backbone
-    backbone = type(source).from_config(source.get_config())
-    backbone.set_weights(source.get_weights())
-    model = BertTextEmbedder(backbone, minilm_embedder.preprocessor)
+    model = _copy(minilm_embedder)
     model.quantize("int8")
     found = to_numpy(model.predict(SENTENCES, verbose=0))
     cosine = np.sum(found * expected, axis=-1)  # both unit length
@@ -127,5 +131,21 @@ def test_real_minilm_in_bfloat16_keeps_the_embeddings(minilm_embedder):
     assert model.backbone.dtype_policy.name == "bfloat16"
     found = to_numpy(keras.ops.cast(model.predict(SENTENCES, verbose=0), "float32"))
     cosine = np.sum(found * expected, axis=-1) / np.linalg.norm(found, axis=-1)
+    assert cosine.min() >= 0.999, cosine
+    assert not np.array_equal(found, expected)
+
+
+@needs_minilm
+def test_real_minilm_weight_only_int8_keeps_the_embeddings(minilm_embedder):
+    # #17's int8 bound, cosine >= 0.999, holds for int8 weights with float
+    # inputs (measured: >= 0.99902 on 64 movie-review sentences); the
+    # round trip of its config is tested on a tiny backbone (backbone_test).
+    from keras.quantizers import Int8QuantizationConfig
+
+    expected = to_numpy(minilm_embedder.predict(SENTENCES, verbose=0))
+    model = _copy(minilm_embedder)
+    model.backbone.quantize(config=Int8QuantizationConfig(activation_quantizer=None))
+    found = to_numpy(model.predict(SENTENCES, verbose=0))
+    cosine = np.sum(found * expected, axis=-1)  # both unit length
     assert cosine.min() >= 0.999, cosine
     assert not np.array_equal(found, expected)
