@@ -39,10 +39,27 @@ class Backbone(keras.Model):
 
     def __init__(self, *args, dtype=None, **kwargs):
         super().__init__(*args, dtype=dtype, **kwargs)
-        if dtype is not None:
+        if isinstance(dtype, keras.dtype_policies.DTypePolicyMap):
+            self._resolve_policy_map(dtype)
+        elif dtype is not None:
             # keras' functional Model constructor drops `dtype`: record the
             # policy so that get_config and saved presets keep it.
             self.dtype_policy = dtype
+
+    def _resolve_policy_map(self, policy_map):
+        """A backbone built from a quantized config (a ``DTypePolicyMap``:
+        each quantized layer's policy by path) gives each layer its own
+        policy and keeps the float default as its own. Layers left holding
+        the map misbehave in Keras 3.15: ``Embedding.save_own_variables``
+        reads ``self.dtype_policy.quantization_mode``, which a map answers
+        with None, and saved no scales (a reloaded int8 preset could not be
+        saved again); and a head built in ``backbone.dtype_policy`` could
+        not be quantized (``int8_from_map_float32``)."""
+        for layer in self._flatten_layers(include_self=False):
+            if isinstance(layer._dtype_policy, keras.dtype_policies.DTypePolicyMap):
+                layer._dtype_policy = (policy_map[layer.path] if layer.path
+                                       else policy_map.default_policy)
+        self._dtype_policy = policy_map.default_policy
 
     def __setattr__(self, name, value):
         # torch: a keras.Model is a torch.nn.Module, which refuses submodules

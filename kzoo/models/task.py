@@ -203,7 +203,7 @@ class Task(keras.Model):
 
     # --- config ---
     def get_config(self):
-        return {
+        config = {
             "backbone": keras.layers.serialize(self.backbone),
             "preprocessor": (
                 keras.layers.serialize(self.preprocessor)
@@ -213,14 +213,72 @@ class Task(keras.Model):
             "name": self.name,
             "trainable": self.trainable,
         }
+        quantized_head = self._quantized_head()
+        if quantized_head:
+            config["quantized_head"] = quantized_head
+        return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        quantized_head = config.pop("quantized_head", None)
         for key in ("backbone", "preprocessor"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.layers.deserialize(config[key])
-        return cls(**config)
+        task = cls(**config)
+        if quantized_head:
+            task._quantize_head(quantized_head)
+        return task
+
+    # --- quantization ---
+    def quantize(self, mode=None, config=None, **kwargs):
+        """Keras' post-training quantization of the backbone's and the
+        head's dense and embedding layers (see ``Backbone.quantize``: the
+        same modes and ``config``). ``save_to_preset`` / ``from_preset``
+        round-trip both: the backbone's config records its layers' policies,
+        the task's config the quantized head layers."""
+        if mode is None and config is not None:
+            mode = config.mode
+        modes = self.backbone.quantization_modes
+        if mode not in modes:
+            raise ValueError(f"{type(self).__name__}.quantize supports the modes "
+                             f"{modes}, got {mode!r}.")
+        with warnings.catch_warnings():  # "Layer X does not have a quantize method"
+            warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
+            super().quantize(mode, config=config, **kwargs)
+
+    def _head_layers(self):
+        inside = {id(layer) for layer in self.backbone._flatten_layers()}
+        return [layer for layer in self._flatten_layers(include_self=False)
+                if id(layer) not in inside]
+
+    def _quantized_head(self):
+        """``{layer path: {"mode", "config"}}`` for the head's quantized
+        layers (the head is built from the backbone's float policy)."""
+        return {
+            layer.path: {
+                "mode": layer.quantization_mode,
+                "config": keras.saving.serialize_keras_object(
+                    getattr(layer, "quantization_config", None)),
+            }
+            for layer in self._head_layers()
+            if getattr(layer, "quantization_mode", None) is not None}
+
+    def _quantize_head(self, quantized_head):
+        """Quantizes the head layers a saved config names, as they were: their
+        variables take the int8 layout, for the saved weights to load into."""
+        layers = {layer.path: layer for layer in self._head_layers() if layer.path}
+        unknown = sorted(set(quantized_head) - set(layers))
+        if unknown:
+            raise ValueError(
+                f"The config's `quantized_head` names layers that this "
+                f"{type(self).__name__} does not have: {unknown[:3]} (it has "
+                f"{sorted(layers)[:6]}). Re-save the preset from the model.")
+        for path, entry in quantized_head.items():
+            config = entry.get("config")
+            if config is not None:
+                config = keras.saving.deserialize_keras_object(config)
+            layers[path].quantize(entry["mode"], config=config)
 
     # --- data ---
     def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,

@@ -73,6 +73,11 @@ def test_int8_stays_close_and_round_trips(tmp_path, index):
     backbone.save_to_preset(tmp_path / "int8")
     restored = type(backbone).from_preset(str(tmp_path / "int8"))
     assert_allclose(restored(inputs)[key], quantized, atol=1e-6)
+    # A reloaded int8 preset saves again (its layers held Keras'
+    # DTypePolicyMap, and Embedding saved no scales through one).
+    restored.save_to_preset(tmp_path / "again")
+    again = type(backbone).from_preset(str(tmp_path / "again"))
+    assert_allclose(again(inputs)[key], quantized, atol=1e-6)
     with pytest.raises(ValueError, match=r"supports the modes \('int8',\), got 'int4'"):
         backbone.quantize("int4")
     with pytest.raises(ValueError, match="Expected one of"):  # keras lists its modes
@@ -128,3 +133,22 @@ def test_quantization_configs_per_layer_round_trip(tmp_path):
     config["quantization_config"]["per_layer"]["no/such/layer"] = None
     with pytest.raises(ValueError, match="names layers that this BertBackbone has not quantized"):
         kzoo.models.BertBackbone.from_config(config)
+
+
+def test_quantized_task_head_round_trips(tmp_path):
+    # task.quantize quantizes the head too (the classifier's logits Dense);
+    # the task config records it, so the preset's int8 head weights load.
+    model = tiny_classifier()
+    model.quantize("int8")
+    assert model.get_layer("logits").quantization_mode == "int8"
+    expected = to_numpy(model.predict(TEXTS, verbose=0))
+    model.save_to_preset(tmp_path / "int8")
+    restored = type(model).from_preset(str(tmp_path / "int8"))
+    assert restored.get_layer("logits").quantization_mode == "int8"
+    assert_allclose(restored.predict(TEXTS, verbose=0), expected, atol=1e-6)
+    with pytest.raises(ValueError, match=r"BertClassifier.quantize supports the modes"):
+        tiny_classifier().quantize("int4")
+    config = model.get_config()
+    config["quantized_head"]["no_such_layer"] = config["quantized_head"]["logits"]
+    with pytest.raises(ValueError, match="names layers that this BertClassifier does not have"):
+        type(model).from_config(config)
