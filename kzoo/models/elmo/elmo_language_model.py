@@ -160,6 +160,13 @@ class ElmoLanguageModel(Task):
         if isinstance(y_pred, dict) and "forward_hidden" in y_pred:
             sampled = log_uniform_candidates(
                 self.num_sampled, self.vocabulary_size, seed=self.sampler_seed)
+            if self.softmax_dense.quantization_mode is not None:
+                # Its `kernel` is then the raw int8 values, not the weights.
+                raise ValueError(
+                    "The sampled softmax trains the float softmax weights, and "
+                    f"this model's softmax_dense is quantized "
+                    f"({self.softmax_dense.quantization_mode!r}): fit before "
+                    "`quantize`, or evaluate / predict the quantized model.")
             kernel, bias = self.softmax_dense.kernel, self.softmax_dense.bias
             # The true word is column 0 of each position's sampled logits.
             y_pred = {

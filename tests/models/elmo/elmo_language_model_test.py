@@ -116,3 +116,13 @@ def test_sampled_softmax_training_lowers_the_full_softmax_perplexity(tmp_path):
     assert max(ratios.values()) < 0.8, ratios
     with pytest.raises(ValueError, match="`num_sampled` must be None"):
         make(num_sampled=8)
+
+
+def test_sampled_softmax_refuses_a_quantized_softmax():
+    # int8 softmax_dense.kernel is the raw int8 values: training on it
+    # would be silently wrong.
+    model = make(num_sampled=5)
+    model.quantize("int8")
+    assert model.softmax_dense.quantization_mode == "int8"
+    with pytest.raises(ValueError, match="sampled softmax trains the float softmax"):
+        model.fit(CORPUS, batch_size=8, epochs=1, verbose=0)
