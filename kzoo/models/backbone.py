@@ -26,6 +26,20 @@ def check_heads(owner, hidden_dim, num_heads):
         )
 
 
+def quantize_model(model, keras_quantize, modes, mode, config, **kwargs):
+    """``keras_quantize(mode, config=config)`` (Keras' ``Model.quantize``)
+    after checking ``mode`` (or ``config.mode``) is one of ``modes``; Keras'
+    warning for each layer without a ``quantize`` method is silenced."""
+    if mode is None and config is not None:
+        mode = config.mode
+    if mode not in modes:
+        raise ValueError(f"{type(model).__name__}.quantize supports the modes "
+                         f"{modes}, got {mode!r}.")
+    with warnings.catch_warnings():  # "Layer X does not have a quantize method"
+        warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
+        keras_quantize(mode, config=config, **kwargs)
+
+
 @kzoo_export("kzoo.models.Backbone")
 class Backbone(keras.Model):
     """A network that maps token tensors to hidden states: no head, no loss.
@@ -155,15 +169,8 @@ class Backbone(keras.Model):
                 the compute dtype on the dequantized kernel), which keeps
                 more of float32's accuracy.
         """
-        if mode is None and config is not None:
-            mode = config.mode
-        if mode not in self.quantization_modes:
-            raise ValueError(
-                f"{type(self).__name__}.quantize supports the modes "
-                f"{self.quantization_modes}, got {mode!r}.")
-        with warnings.catch_warnings():  # "Layer X does not have a quantize method"
-            warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
-            super().quantize(mode, config=config, **kwargs)
+        quantize_model(self, super().quantize, self.quantization_modes, mode,
+                       config, **kwargs)
 
     def _quantized_dtype_map(self):
         policy_map = keras.dtype_policies.DTypePolicyMap(

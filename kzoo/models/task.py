@@ -237,15 +237,10 @@ class Task(keras.Model):
         same modes and ``config``). ``save_to_preset`` / ``from_preset``
         round-trip both: the backbone's config records its layers' policies,
         the task's config the quantized head layers."""
-        if mode is None and config is not None:
-            mode = config.mode
-        modes = self.backbone.quantization_modes
-        if mode not in modes:
-            raise ValueError(f"{type(self).__name__}.quantize supports the modes "
-                             f"{modes}, got {mode!r}.")
-        with warnings.catch_warnings():  # "Layer X does not have a quantize method"
-            warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
-            super().quantize(mode, config=config, **kwargs)
+        from kzoo.models.backbone import quantize_model
+
+        quantize_model(self, super().quantize, self.backbone.quantization_modes,
+                       mode, config, **kwargs)
 
     def _head_layers(self):
         inside = {id(layer) for layer in self.backbone._flatten_layers()}

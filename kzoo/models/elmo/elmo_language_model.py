@@ -158,8 +158,6 @@ class ElmoLanguageModel(Task):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                      training=True):
         if isinstance(y_pred, dict) and "forward_hidden" in y_pred:
-            sampled = log_uniform_candidates(
-                self.num_sampled, self.vocabulary_size, seed=self.sampler_seed)
             if self.softmax_dense.quantization_mode is not None:
                 # Its `kernel` is then the raw int8 values, not the weights.
                 raise ValueError(
@@ -167,6 +165,8 @@ class ElmoLanguageModel(Task):
                     f"this model's softmax_dense is quantized "
                     f"({self.softmax_dense.quantization_mode!r}): fit before "
                     "`quantize`, or evaluate / predict the quantized model.")
+            sampled = log_uniform_candidates(
+                self.num_sampled, self.vocabulary_size, seed=self.sampler_seed)
             kernel, bias = self.softmax_dense.kernel, self.softmax_dense.bias
             # The true word is column 0 of each position's sampled logits.
             y_pred = {
