@@ -65,6 +65,17 @@ def add_backend_arguments(parser, timeout=1800):
     parser.add_argument("--timeout", type=int, default=timeout, help="seconds per worker")
 
 
+def add_sequential_argument(parser):
+    """``--sequential``: rows one after another instead of taking turns
+    (``run_rows``)."""
+    parser.add_argument(
+        "--sequential", action="store_true",
+        help="run the rows one after another (each row's process alone) "
+             "instead of interleaving their timed calls round robin; "
+             "interleaving keeps the ratios on a machine whose speed drifts, "
+             "at the cost of every row's process held in memory at once")
+
+
 def fill_defaults(args, defaults):
     """Sets each ``args`` attribute in ``defaults`` that is still None."""
     for key, value in defaults.items():
@@ -96,6 +107,8 @@ def time_calls(fn, warmup, reps):
 
     ``fn`` must block until its work is done (convert its result to numpy,
     or read a loss value), so that asynchronous backends are timed fully.
+    In a worker that ``run_rows`` interleaves, each timed call waits for
+    its turn (see ``run_rows``); the warmup calls run when they come.
 
     Returns:
         A dict with ``first_s`` (the first warmup call: tracing and
@@ -110,10 +123,13 @@ def time_calls(fn, warmup, reps):
             first = time.perf_counter() - start
     times, cpu_times = [], []
     for _ in range(reps):
+        _wait_for_turn()
+        machine0 = _cpu_seconds()
         start, cpu_start = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - cpu_start)
+        _report_turn(times[-1], cpu_times[-1], machine0, _cpu_seconds())
     return {
         "first_s": first,
         "times_s": [round(t, 4) for t in times],
@@ -205,6 +221,165 @@ def run_worker(argv, env_overrides=None, timeout=None):
     return {"error": f"exit {proc.returncode}: " + " | ".join(tail), "load": load}
 
 
+#: set in the workers that ``run_rows`` interleaves: each timed call waits
+#: for the driver's go on stdin and reports its time on stdout
+TURNS_ENV = "KZOO_BENCH_TURNS"
+_TURN_WAIT, _TURN_DONE = "@@turn-wait", "@@turn-done "
+
+
+def _wait_for_turn():
+    if os.environ.get(TURNS_ENV) != "1":
+        return
+    print(_TURN_WAIT, flush=True)
+    if not sys.stdin.readline():
+        raise SystemExit("the benchmark driver went away")
+
+
+def _report_turn(wall, cpu, machine0, machine1):
+    if os.environ.get(TURNS_ENV) != "1":
+        return
+    turn = {"wall": wall, "cpu": cpu}
+    if machine0 is not None and machine1 is not None:
+        turn["busy"] = machine1[0] - machine0[0]
+        turn["steal"] = machine1[1] - machine0[1]
+    print(_TURN_DONE + json.dumps(turn), flush=True)
+
+
+class _TurnWorker:
+    """One interleaved worker process: its stdout read by a thread into a
+    queue, its stderr kept in a temporary file (see ``run_rows``).
+    ``timeout`` bounds its start and each of its turns."""
+
+    def __init__(self, name, argv, env, timeout):
+        import queue
+        import tempfile
+        import threading
+
+        self.name, self.timeout = name, timeout
+        self.lines, self.turns, self.output = queue.Queue(), [], []
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.load_before = machine_info()["load_avg"]
+        self.proc = subprocess.Popen(
+            [sys.executable, *argv], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
+
+        def read():
+            for line in self.proc.stdout:
+                self.lines.put(line)
+            self.lines.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        self.done = False
+        self.result = None
+
+    def run_until_wait(self):
+        """Reads the worker's output until it waits for its next turn (True)
+        or ends (False; ``result`` is then set)."""
+        import queue
+
+        self.start = time.time()
+        while True:
+            left = self.start + self.timeout - time.time()
+            try:
+                line = self.lines.get(timeout=max(left, 0.01))
+            except queue.Empty:
+                self.proc.kill()
+                self._finish({"error": f"timed out after {self.timeout} s"})
+                return False
+            if line is None:
+                self.proc.wait()
+                self._finish(self._parse())
+                return False
+            line = line.rstrip("\n")
+            if line == _TURN_WAIT:
+                return True
+            if line.startswith(_TURN_DONE):
+                self.turns.append(json.loads(line[len(_TURN_DONE):]))
+            else:
+                self.output.append(line)
+
+    def go(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return self.run_until_wait()
+
+    def _parse(self):
+        for line in reversed(self.output):
+            if line.strip().startswith("{"):
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError:
+                    break
+        self.stderr.seek(0)
+        tail = ("\n".join(self.output) + self.stderr.read()).strip().splitlines()[-8:]
+        return {"error": f"exit {self.proc.returncode}: " + " | ".join(tail)}
+
+    def _finish(self, result):
+        # The load during this worker's timed calls only: the other workers
+        # sat idle then, so anything busy besides it was other work.
+        wall = sum(t["wall"] for t in self.turns)
+        load = {"load_avg_before": self.load_before,
+                "load_avg_after": machine_info()["load_avg"],
+                "other_cores": None, "stolen_cores": None, "interleaved": True}
+        if wall > 0 and all("busy" in t for t in self.turns):
+            load["other_cores"] = round(max(0.0, sum(
+                t["busy"] - t["cpu"] for t in self.turns)) / wall, 2)
+            load["stolen_cores"] = round(sum(t["steal"] for t in self.turns) / wall, 2)
+        result["load"] = load
+        self.result, self.done = result, True
+        self.stderr.close()
+
+
+def run_rows(script, rows, passthrough, timeout, interleave=True):
+    """Runs benchmark rows; returns ``[(row name, result), ...]``.
+
+    ``rows`` are ``(library, short_backend, dtype, several_dtypes)`` as
+    ``run_row`` takes them. One process per row either way. Without
+    ``interleave`` the rows run one after another (``run_row``). With it
+    (the default) they take turns: the workers start one at a time (each
+    builds its model and makes its untimed warmup calls while the others
+    wait), then each timed call of every row is one turn, round robin
+    (row 1's first call, row 2's first call, ..., row 1's second call,
+    ...). A machine whose speed drifts over minutes (a shared VM: the
+    same row measured 1.5x apart within 15 minutes here) then moves every
+    row alike, and the ratios between rows hold. Only one worker computes
+    at a time; the others wait on a pipe, holding their memory.
+    """
+    if not interleave:
+        return [run_row(script, library, short, dtype, several, passthrough, timeout)
+                for library, short, dtype, several in rows]
+    workers = []
+    for library, short, dtype, several in rows:
+        name = _row_name(library, short, dtype, several)
+        flag = "--dtype" if library == "kzoo" else "--others-dtype"
+        env = dict(os.environ, KERAS_BACKEND=BACKENDS[short],
+                   TF_CPP_MIN_LOG_LEVEL="2", **{TURNS_ENV: "1"})
+        print(f"  starting {name} ...", end=" ", flush=True)
+        worker = _TurnWorker(
+            name, [os.path.abspath(script), "--worker", library, "--backend", short,
+                   *passthrough, flag, dtype], env, timeout)
+        worker.run_until_wait()
+        print("error" if worker.done and "error" in worker.result else "ready",
+              flush=True)
+        workers.append(worker)
+    rounds = 0
+    while not all(w.done for w in workers):
+        rounds += 1
+        for worker in workers:
+            if not worker.done:
+                worker.go()
+    print(f"  rows interleaved: {rounds} rounds, one timed call of each row per "
+          "round (--sequential: one row after another)", flush=True)
+    return [(w.name, w.result) for w in workers]
+
+
+def _row_name(library, short_backend, dtype, several_dtypes):
+    name = f"{library}-{short_backend}"
+    if several_dtypes:
+        name += f" {SHORT_DTYPES.get(dtype, dtype)}"
+    return name
+
+
 SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "mixed_bfloat16": "mixed"}
 
 
@@ -214,9 +389,7 @@ def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
     dtype (kzoo rows take ``--dtype``, the others ``--others-dtype``), with
     progress printed; returns ``(row name, result)``. The name carries the
     dtype when the row's library runs in several."""
-    name = f"{library}-{short_backend}"
-    if several_dtypes:
-        name += f" {SHORT_DTYPES.get(dtype, dtype)}"
+    name = _row_name(library, short_backend, dtype, several_dtypes)
     flag = "--dtype" if library == "kzoo" else "--others-dtype"
     print(f"  running {name} ...", end=" ", flush=True)
     result = run_worker(

@@ -404,17 +404,17 @@ def driver_main(args, argv):
         value = getattr(args, flag)
         if value is not None:
             passthrough += [f"--{flag.replace('_', '-')}", str(value)]
-    results = []
     print(f"bert benchmark: batch {args.batch} x length {args.length}, "
           f"{CONFIG}, {args.warmup} warmup + {args.infer_reps} inference / "
           f"{args.train_reps} training reps (median), "
           f"{f'{args.cores} core(s) per worker, ' if args.cores else ''}"
           f"machine {_timing.machine_info()}",
           flush=True)
-    for library, short, dtype in rows:
-        several = len(dtypes if library == "kzoo" else others) > 1
-        results.append(_timing.run_row(__file__, library, short, dtype, several,
-                                       passthrough, args.timeout))
+    results = _timing.run_rows(
+        __file__, [(library, short, dtype,
+                    len(dtypes if library == "kzoo" else others) > 1)
+                   for library, short, dtype in rows],
+        passthrough, args.timeout, interleave=not args.sequential)
     print()
     print_table(results, args)
     print("command: python bench/bert.py " + " ".join(argv))
@@ -457,6 +457,7 @@ def parse_args(argv):
     parser.add_argument("--train-reps", type=int, default=None)
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds per worker")
+    _timing.add_sequential_argument(parser)
     parser.add_argument("--cores", type=int, default=None,
                         help="pin each worker to this many cores (the last "
                              "ones) and as many threads: steadier numbers "

@@ -122,18 +122,18 @@ def driver_main(args, argv):
     print(f"elmo benchmark: {what}, batch {args.batch} x {args.words} words, "
           f"{args.warmup} warmup + {args.reps} reps (median), machine {machine}",
           flush=True)
-    rows = []
     dtypes = args.dtype.split(",")
-    for short in (args.backends or "tf,jax,torch").split(","):
-        passthrough = ["--batch", str(args.batch), "--words", str(args.words),
-                       "--warmup", str(args.warmup), "--reps", str(args.reps),
-                       "--size", args.size, "--jit", args.jit]
-        passthrough += ["--quick"] if args.quick else []
-        passthrough += ["--lstm-loop"] if args.lstm_loop else []
-        passthrough += ["--cores", str(args.cores)] if args.cores else []
-        for dtype in dtypes:
-            rows.append(_timing.run_row(__file__, "kzoo", short, dtype, len(dtypes) > 1,
-                                        passthrough, args.timeout))
+    passthrough = ["--batch", str(args.batch), "--words", str(args.words),
+                   "--warmup", str(args.warmup), "--reps", str(args.reps),
+                   "--size", args.size, "--jit", args.jit]
+    passthrough += ["--quick"] if args.quick else []
+    passthrough += ["--lstm-loop"] if args.lstm_loop else []
+    passthrough += ["--cores", str(args.cores)] if args.cores else []
+    rows = _timing.run_rows(
+        __file__, [("kzoo", short, dtype, len(dtypes) > 1)
+                   for short in (args.backends or "tf,jax,torch").split(",")
+                   for dtype in dtypes],
+        passthrough, args.timeout, interleave=not args.sequential)
     print()
     if args.lstm_loop:
         print(f"{'row':<12} {'scan ms':>10} {'RNN ms':>10} {'RNN/scan':>9}")
@@ -165,6 +165,7 @@ def driver_main(args, argv):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     _timing.add_backend_arguments(parser)
+    _timing.add_sequential_argument(parser)
     parser.add_argument("--size", choices=("full", "small"), default="full")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")

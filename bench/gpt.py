@@ -211,7 +211,7 @@ def driver_main(args, argv):
     print(f"gpt benchmark: {CONFIG}, prompt {args.prompt_length} + "
           f"{args.new_tokens} new tokens, greedy, batches {args.batches}, "
           f"machine {_timing.machine_info()}", flush=True)
-    results = []
+    rows = []
     others = args.others_dtype.split(",")
     kzoo_dtypes = args.dtype.split(",")
     for library, short in ROWS:
@@ -220,9 +220,9 @@ def driver_main(args, argv):
                 name not in args.only.split(",")):
             continue
         dtypes = kzoo_dtypes if library == "kzoo" else others
-        for dtype in dtypes:
-            results.append(_timing.run_row(__file__, library, short, dtype,
-                                           len(dtypes) > 1, passthrough, args.timeout))
+        rows += [(library, short, dtype, len(dtypes) > 1) for dtype in dtypes]
+    results = _timing.run_rows(__file__, rows, passthrough, args.timeout,
+                               interleave=not args.sequential)
     print()
     print_table(results, args)
     print(f"machine after: {_timing.machine_info()}")
@@ -250,6 +250,7 @@ def parse_args(argv):
     parser.add_argument("--tf-jit", default="on", choices=("on", "off"),
                         help="XLA for the TensorFlow Keras rows")
     parser.add_argument("--timeout", type=int, default=900, help="seconds per worker")
+    _timing.add_sequential_argument(parser)
     parser.add_argument("--cores", type=int, default=None,
                         help="pin each worker to this many cores (the last ones) "
                              "and as many threads")
