@@ -299,9 +299,17 @@ class _TurnWorker:
                 self.output.append(line)
 
     def go(self):
-        self.proc.stdin.write("go\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("go\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:  # it died (killed for memory, say): its output
+            pass                 # tells, read below
         return self.run_until_wait()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def _parse(self):
         for line in reversed(self.output):
@@ -330,50 +338,95 @@ class _TurnWorker:
         self.stderr.close()
 
 
+#: a new interleaved worker starts only with this much memory available
+#: (a worker grows after its start: a BERT row builds its training model
+#: after the inference reps); else the rows started so far run their turns
+#: to the end first
+MIN_AVAILABLE_BYTES = 5 * 2**30
+
+
+def _available_memory():
+    """MemAvailable from /proc/meminfo in bytes, None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def run_rows(script, rows, passthrough, timeout, interleave=True):
     """Runs benchmark rows; returns ``[(row name, result), ...]``.
 
     ``rows`` are ``(library, short_backend, dtype, several_dtypes)`` as
-    ``run_row`` takes them. One process per row either way. Without
-    ``interleave`` the rows run one after another (``run_row``). With it
-    (the default) they take turns: the workers start one at a time (each
+    ``run_row`` takes them, or lists of them: groups that run one after
+    another. One process per row either way. Without ``interleave`` the
+    rows run one after another (``run_row``). With it (the default) the
+    rows of a group take turns: the workers start one at a time (each
     builds its model and makes its untimed warmup calls while the others
     wait), then each timed call of every row is one turn, round robin
     (row 1's first call, row 2's first call, ..., row 1's second call,
     ...). A machine whose speed drifts over minutes (a shared VM: the
     same row measured 1.5x apart within 15 minutes here) then moves every
-    row alike, and the ratios between rows hold. Only one worker computes
-    at a time; the others wait on a pipe, holding their memory.
+    row of the group alike, and the ratios between them hold. Only one
+    worker computes at a time; the others wait on a pipe, holding their
+    memory: when less than ``MIN_AVAILABLE_BYTES`` is left, the rows
+    started so far finish first (the output says so).
     """
+    groups = [list(r) for r in rows] if rows and isinstance(rows[0], list) else [rows]
     if not interleave:
         return [run_row(script, library, short, dtype, several, passthrough, timeout)
-                for library, short, dtype, several in rows]
-    workers = []
-    for library, short, dtype, several in rows:
-        name = _row_name(library, short, dtype, several)
-        flag = "--dtype" if library == "kzoo" else "--others-dtype"
-        env = dict(os.environ, KERAS_BACKEND=BACKENDS[short],
-                   TF_CPP_MIN_LOG_LEVEL="2", **{TURNS_ENV: "1"})
-        print(f"  starting {name} ...", end=" ", flush=True)
-        worker = _TurnWorker(
-            name, [os.path.abspath(script), "--worker", library, "--backend", short,
-                   *passthrough, flag, dtype], env, timeout)
-        worker.run_until_wait()
-        print("error" if worker.done and "error" in worker.result else "ready",
-              flush=True)
-        workers.append(worker)
-    rounds = 0
-    while not all(w.done for w in workers):
-        rounds += 1
-        for worker in workers:
-            if not worker.done:
-                worker.go()
-    print(f"  rows interleaved: {rounds} rounds, one timed call of each row per "
-          "round (--sequential: one row after another)", flush=True)
-    return [(w.name, w.result) for w in workers]
+                for group in groups for library, short, dtype, several in group]
+    results = []
+    for group in groups:
+        pending = list(group)
+        while pending:
+            workers = []
+            try:
+                while pending:
+                    available = _available_memory()
+                    if workers and available is not None and (
+                            available < MIN_AVAILABLE_BYTES):
+                        print(f"  ({available / 2**30:.1f} GiB of memory left: the "
+                              f"{len(workers)} rows started take their turns "
+                              "first)", flush=True)
+                        break
+                    library, short, dtype, several = pending.pop(0)
+                    workers.append(_start_turn_worker(
+                        script, library, short, dtype, several, passthrough, timeout))
+                rounds = 0
+                while not all(w.done for w in workers):
+                    rounds += 1
+                    for worker in workers:
+                        if not worker.done:
+                            worker.go()
+            finally:
+                for worker in workers:
+                    worker.kill()
+            print(f"  {len(workers)} rows interleaved: {rounds} rounds, one timed "
+                  "call of each row per round (--sequential: one row after "
+                  "another)", flush=True)
+            results += [(w.name, w.result) for w in workers]
+    return results
 
 
-def _row_name(library, short_backend, dtype, several_dtypes):
+def _start_turn_worker(script, library, short, dtype, several, passthrough, timeout):
+    name = row_name(library, short, dtype, several)
+    flag = "--dtype" if library == "kzoo" else "--others-dtype"
+    env = dict(os.environ, KERAS_BACKEND=BACKENDS[short],
+               TF_CPP_MIN_LOG_LEVEL="2", **{TURNS_ENV: "1"})
+    print(f"  starting {name} ...", end=" ", flush=True)
+    worker = _TurnWorker(
+        name, [os.path.abspath(script), "--worker", library, "--backend", short,
+               *passthrough, flag, dtype], env, timeout)
+    worker.run_until_wait()
+    print("error" if worker.done and "error" in worker.result else "ready", flush=True)
+    return worker
+
+
+def row_name(library, short_backend, dtype, several_dtypes):
     name = f"{library}-{short_backend}"
     if several_dtypes:
         name += f" {SHORT_DTYPES.get(dtype, dtype)}"
@@ -389,7 +442,7 @@ def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
     dtype (kzoo rows take ``--dtype``, the others ``--others-dtype``), with
     progress printed; returns ``(row name, result)``. The name carries the
     dtype when the row's library runs in several."""
-    name = _row_name(library, short_backend, dtype, several_dtypes)
+    name = row_name(library, short_backend, dtype, several_dtypes)
     flag = "--dtype" if library == "kzoo" else "--others-dtype"
     print(f"  running {name} ...", end=" ", flush=True)
     result = run_worker(
