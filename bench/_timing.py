@@ -369,7 +369,7 @@ def run_rows(script, rows, passthrough, timeout, interleave=True):
     wait), then each timed call of every row is one turn, round robin
     (row 1's first call, row 2's first call, ..., row 1's second call,
     ...). A machine whose speed drifts over minutes (a shared VM: the
-    same row measured 1.5x apart within 15 minutes here) then moves every
+    same generation ran 1.5x apart within 15 minutes here) then moves every
     row of the group alike, and the ratios between them hold. Only one
     worker computes at a time; the others wait on a pipe, holding their
     memory: when less than ``MIN_AVAILABLE_BYTES`` is left, the rows
