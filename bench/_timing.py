@@ -433,7 +433,8 @@ def row_name(library, short_backend, dtype, several_dtypes):
     return name
 
 
-SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "mixed_bfloat16": "mixed"}
+SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "mixed_bfloat16": "mixed",
+                "int8": "int8"}
 
 
 def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
