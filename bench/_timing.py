@@ -208,17 +208,23 @@ def run_worker(argv, env_overrides=None, timeout=None):
         load["other_cores"] = round(
             max(0.0, (cpu1[0] - cpu0[0]) - (own1 - own0)) / wall, 2)
         load["stolen_cores"] = round((cpu1[1] - cpu0[1]) / wall, 2)
-    for line in reversed(proc.stdout.splitlines()):
+    result = _worker_result(proc.stdout.splitlines(), proc.stderr, proc.returncode)
+    result["load"] = load
+    return result
+
+
+def _worker_result(stdout_lines, stderr, returncode):
+    """A worker's last JSON line, or ``{"error": <last lines of its
+    output>}``."""
+    for line in reversed(stdout_lines):
         line = line.strip()
         if line.startswith("{"):
             try:
-                result = json.loads(line)
+                return json.loads(line)
             except json.JSONDecodeError:
                 break
-            result["load"] = load
-            return result
-    tail = (proc.stdout + proc.stderr).strip().splitlines()[-8:]
-    return {"error": f"exit {proc.returncode}: " + " | ".join(tail), "load": load}
+    tail = ("\n".join(stdout_lines) + "\n" + stderr).strip().splitlines()[-8:]
+    return {"error": f"exit {returncode}: " + " | ".join(tail)}
 
 
 #: set in the workers that ``run_rows`` interleaves: each timed call waits
@@ -312,15 +318,8 @@ class _TurnWorker:
             self.proc.wait()
 
     def _parse(self):
-        for line in reversed(self.output):
-            if line.strip().startswith("{"):
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError:
-                    break
         self.stderr.seek(0)
-        tail = ("\n".join(self.output) + self.stderr.read()).strip().splitlines()[-8:]
-        return {"error": f"exit {self.proc.returncode}: " + " | ".join(tail)}
+        return _worker_result(self.output, self.stderr.read(), self.proc.returncode)
 
     def _finish(self, result):
         # The load during this worker's timed calls only: the other workers
@@ -412,21 +411,29 @@ def run_rows(script, rows, passthrough, timeout, interleave=True):
     return results
 
 
+def _row_command(script, library, short_backend, dtype, passthrough):
+    """``(argv, environment overrides)`` of a row's worker: kzoo rows take
+    ``--dtype``, the others ``--others-dtype``."""
+    flag = "--dtype" if library == "kzoo" else "--others-dtype"
+    argv = [os.path.abspath(script), "--worker", library, "--backend", short_backend,
+            *passthrough, flag, dtype]
+    return argv, {"KERAS_BACKEND": BACKENDS[short_backend], "TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
 def _start_turn_worker(script, library, short, dtype, several, passthrough, timeout):
     name = row_name(library, short, dtype, several)
-    flag = "--dtype" if library == "kzoo" else "--others-dtype"
-    env = dict(os.environ, KERAS_BACKEND=BACKENDS[short],
-               TF_CPP_MIN_LOG_LEVEL="2", **{TURNS_ENV: "1"})
+    argv, env = _row_command(script, library, short, dtype, passthrough)
     print(f"  starting {name} ...", end=" ", flush=True)
-    worker = _TurnWorker(
-        name, [os.path.abspath(script), "--worker", library, "--backend", short,
-               *passthrough, flag, dtype], env, timeout)
+    worker = _TurnWorker(name, argv, dict(os.environ, **env, **{TURNS_ENV: "1"}),
+                         timeout)
     worker.run_until_wait()
     print("error" if worker.done and "error" in worker.result else "ready", flush=True)
     return worker
 
 
 def row_name(library, short_backend, dtype, several_dtypes):
+    """A table row's name: ``kzoo-jax``, or ``kzoo-jax bf16`` when the row's
+    library runs in several dtypes."""
     name = f"{library}-{short_backend}"
     if several_dtypes:
         name += f" {SHORT_DTYPES.get(dtype, dtype)}"
@@ -444,14 +451,9 @@ def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
     progress printed; returns ``(row name, result)``. The name carries the
     dtype when the row's library runs in several."""
     name = row_name(library, short_backend, dtype, several_dtypes)
-    flag = "--dtype" if library == "kzoo" else "--others-dtype"
+    argv, env = _row_command(script, library, short_backend, dtype, passthrough)
     print(f"  running {name} ...", end=" ", flush=True)
-    result = run_worker(
-        [os.path.abspath(script), "--worker", library, "--backend", short_backend,
-         *passthrough, flag, dtype],
-        env_overrides={"KERAS_BACKEND": BACKENDS[short_backend],
-                       "TF_CPP_MIN_LOG_LEVEL": "2"},
-        timeout=timeout)
+    result = run_worker(argv, env_overrides=env, timeout=timeout)
     print("error" if "error" in result else "done", flush=True)
     return name, result
 
