@@ -17,9 +17,17 @@ add it back where it came from. Two pieces here make that a Keras
 """
 
 import contextlib
+import ctypes
+import os
+import platform
 
 import keras
 from keras import ops
+
+#: set to "0" to leave the C allocator's settings alone (see `reuse_freed_memory`)
+MALLOC_ENV = "KZOO_MALLOC_TUNING"
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_malloc_tuned = False
 
 
 def add_to_rows(table, indices, updates):
@@ -88,6 +96,38 @@ def distributed():
     return False
 
 
+def reuse_freed_memory():
+    """Lets glibc's malloc reuse the freed blocks of PyTorch's CPU tensors.
+
+    A PyTorch sparse step allocates its `[rows, dim]` gathers, products
+    and updates afresh on every op (PyTorch keeps no cache of CPU memory).
+    glibc serves blocks that large with `mmap`, or trims them off its heap
+    when freed, so each one comes back as new pages, every page a fault
+    (measured: ~2,100-3,700 faults per 16384-pair skip-gram step, a tenth
+    of the step's CPU time in the kernel). From the first call on, blocks
+    up to 32 MiB come from the heap, and the heap keeps up to 256 MiB of
+    freed memory at its top: no faults in the steady state; skip-gram
+    `fit` on PyTorch ran ~9% faster (bench/word2vec.py's corpus, two such
+    processes beside two without, taking turns). It applies to the whole
+    process (Python's other large allocations included) and at most the
+    256 MiB stays held. Set `KZOO_MALLOC_TUNING=0` to leave malloc alone;
+    elsewhere than glibc (musl, macOS, Windows) nothing is changed.
+    """
+    global _malloc_tuned
+    if _malloc_tuned:
+        return
+    _malloc_tuned = True
+    if os.environ.get(MALLOC_ENV, "1") == "0" or platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, 32 * 2**20)
+    mallopt(_M_TRIM_THRESHOLD, 256 * 2**20)
+
+
 def stateful_train_step(model, step, *args):
     """Calls `step(data) -> logs`, a train step that reads and assigns the
     model's variables, in the calling convention of the backend's trainer.
@@ -99,6 +139,8 @@ def stateful_train_step(model, step, *args):
     those values onto the variables, and the values it assigns are read back.
     """
     if keras.backend.backend() != "jax":
+        if keras.backend.backend() == "torch":
+            reuse_freed_memory()
         with no_grad():
             return step(*args)
     state, data = args
