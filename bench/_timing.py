@@ -53,7 +53,7 @@ def add_backend_arguments(parser, timeout=1800):
     """
     import argparse
 
-    # A bare `--worker`, or `--worker kzoo` as `run_row` starts the rows.
+    # A bare `--worker`, or `--worker kzoo` as `run_rows` starts the rows.
     parser.add_argument("--worker", nargs="?", const="kzoo", default=None,
                         help=argparse.SUPPRESS)
     parser.add_argument("--backend", choices=tuple(BACKENDS), default=None)
@@ -251,6 +251,23 @@ def _report_turn(wall, cpu, machine0, machine1):
     print(_TURN_DONE + json.dumps(turn), flush=True)
 
 
+def begin_turn():
+    """Starts one timed turn outside ``time_calls`` (word2vec's epochs):
+    in an interleaved worker, waits for the driver's go first. Returns the
+    turn's start, for ``end_turn``."""
+    _wait_for_turn()
+    return _cpu_seconds(), time.perf_counter(), time.process_time()
+
+
+def end_turn(begun):
+    """Ends the turn that ``begin_turn`` started (reporting it to the
+    driver in an interleaved worker); returns its wall seconds."""
+    machine0, start, cpu_start = begun
+    wall = time.perf_counter() - start
+    _report_turn(wall, time.process_time() - cpu_start, machine0, _cpu_seconds())
+    return wall
+
+
 class _TurnWorker:
     """One interleaved worker process: its stdout read by a thread into a
     queue, its stderr kept in a temporary file (see ``run_rows``).
@@ -359,25 +376,45 @@ def _available_memory():
 def run_rows(script, rows, passthrough, timeout, interleave=True):
     """Runs benchmark rows; returns ``[(row name, result), ...]``.
 
-    ``rows`` are ``(library, short_backend, dtype, several_dtypes)`` as
-    ``run_row`` takes them, or lists of them: groups that run one after
-    another. One process per row either way. Without ``interleave`` the
-    rows run one after another (``run_row``). With it (the default) the
-    rows of a group take turns: the workers start one at a time (each
-    builds its model and makes its untimed warmup calls while the others
-    wait), then each timed call of every row is one turn, round robin
-    (row 1's first call, row 2's first call, ..., row 1's second call,
-    ...). A machine whose speed drifts over minutes (a shared VM: the
+    ``rows`` are ``(library, short_backend, dtype, several_dtypes)`` (the
+    row named by ``row_name``, its command by ``_row_command``), or lists
+    of them: groups that run one after another. See ``run_commands``.
+    """
+    groups = [list(r) for r in rows] if rows and isinstance(rows[0], list) else [rows]
+    return run_commands(
+        [[(row_name(library, short, dtype, several),
+           *_row_command(script, library, short, dtype, passthrough))
+          for library, short, dtype, several in group] for group in groups],
+        timeout, interleave)
+
+
+def run_commands(groups, timeout, interleave=True):
+    """Runs groups of rows, each row ``(name, argv, environment overrides)``
+    (a worker command, as ``run_worker`` takes it); returns ``[(row name,
+    result), ...]`` in the order given.
+
+    The groups run one after another, one process per row. Without
+    ``interleave`` the rows also run one after another (``run_worker``).
+    With it (the default) the rows of a group take turns: the workers
+    start one at a time (each builds its model and makes its untimed
+    warmup calls while the others wait), then each timed call of every
+    row is one turn (``time_calls``; word2vec's are its epochs), round
+    robin (row 1's first call, row 2's first call, ..., row 1's second
+    call, ...). A machine whose speed drifts over minutes (a shared VM: the
     same generation ran 1.5x apart within 15 minutes here) then moves every
     row of the group alike, and the ratios between them hold. Only one
     worker computes at a time; the others wait on a pipe, holding their
     memory: when less than ``MIN_AVAILABLE_BYTES`` is left, the rows
     started so far finish first (the output says so).
     """
-    groups = [list(r) for r in rows] if rows and isinstance(rows[0], list) else [rows]
     if not interleave:
-        return [run_row(script, library, short, dtype, several, passthrough, timeout)
-                for group in groups for library, short, dtype, several in group]
+        results = []
+        for name, argv, env in (row for group in groups for row in group):
+            print(f"  running {name} ...", end=" ", flush=True)
+            result = run_worker(argv, env_overrides=env, timeout=timeout)
+            print("error" if "error" in result else "done", flush=True)
+            results.append((name, result))
+        return results
     results = []
     for group in groups:
         pending = list(group)
@@ -392,9 +429,7 @@ def run_rows(script, rows, passthrough, timeout, interleave=True):
                               f"{len(workers)} rows started take their turns "
                               "first)", flush=True)
                         break
-                    library, short, dtype, several = pending.pop(0)
-                    workers.append(_start_turn_worker(
-                        script, library, short, dtype, several, passthrough, timeout))
+                    workers.append(_start_turn_worker(*pending.pop(0), timeout))
                 rounds = 0
                 while not all(w.done for w in workers):
                     rounds += 1
@@ -420,11 +455,9 @@ def _row_command(script, library, short_backend, dtype, passthrough):
     return argv, {"KERAS_BACKEND": BACKENDS[short_backend], "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
-def _start_turn_worker(script, library, short, dtype, several, passthrough, timeout):
-    name = row_name(library, short, dtype, several)
-    argv, env = _row_command(script, library, short, dtype, passthrough)
+def _start_turn_worker(name, argv, env_overrides, timeout):
     print(f"  starting {name} ...", end=" ", flush=True)
-    worker = _TurnWorker(name, argv, dict(os.environ, **env, **{TURNS_ENV: "1"}),
+    worker = _TurnWorker(name, argv, dict(os.environ, **env_overrides, **{TURNS_ENV: "1"}),
                          timeout)
     worker.run_until_wait()
     print("error" if worker.done and "error" in worker.result else "ready", flush=True)
@@ -442,20 +475,6 @@ def row_name(library, short_backend, dtype, several_dtypes):
 
 SHORT_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "mixed_bfloat16": "mixed",
                 "int8": "int8"}
-
-
-def run_row(script, library, short_backend, dtype, several_dtypes, passthrough,
-            timeout):
-    """One benchmark row: ``script --worker library`` on a backend in a
-    dtype (kzoo rows take ``--dtype``, the others ``--others-dtype``), with
-    progress printed; returns ``(row name, result)``. The name carries the
-    dtype when the row's library runs in several."""
-    name = row_name(library, short_backend, dtype, several_dtypes)
-    argv, env = _row_command(script, library, short_backend, dtype, passthrough)
-    print(f"  running {name} ...", end=" ", flush=True)
-    result = run_worker(argv, env_overrides=env, timeout=timeout)
-    print("error" if "error" in result else "done", flush=True)
-    return name, result
 
 
 def other_load(result):

@@ -9,9 +9,15 @@ Rows:
     gensim                            gensim.models.Word2Vec, workers=2
 
 Each row runs in its own process (Keras reads its backend once), prints one
-JSON line, and the driver prints one table: training words/s (corpus words x
-epochs / training seconds, vocabulary building excluded; kzoo's first epoch
-includes compilation, so the steady speed of the later epochs is shown too),
+JSON line, and the driver prints one table. The rows take turns epoch by
+epoch (one epoch of each row per round, only one row computing at a time;
+gensim trains one epoch per `train` call, its learning rate decaying over all
+of them as in one call), so that a machine whose speed drifts moves every
+row alike; `--sequential` runs the rows one after another instead. The
+table: training words/s (corpus words x epochs / training seconds, the sum
+of the epochs' turns, vocabulary building excluded; kzoo's first epoch
+includes `fit`'s setup and compilation, so the steady speed of the later
+epochs is shown too),
 the ratio to gensim, and WordSim-353 / SimLex-999 Spearman and analogy
 accuracy (30k words) of the trained vectors, all computed by kzoo's
 WordVectors (equal to gensim's own evaluations).
@@ -29,7 +35,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
@@ -51,21 +56,52 @@ def worker_main(args):
         cbow=args.cbow, dim=100, window=5, negative=5, sample=1e-3, min_count=5,
         epochs=args.epochs, alpha=0.025, batch_size=args.batch_size,
         workers=args.workers, seed=1, verbose=0)
+    # Each epoch is one turn (`_timing.begin_turn` / `end_turn`): where the
+    # driver interleaves the rows, an epoch waits for its go first.
     if args.worker == "gensim":
-        wv, info = example.train_gensim(args.corpus, hyper)
-        steady = None
+        from gensim.models.word2vec import LineSentence
+
+        from kzoo.models import WordVectors
+
+        model = example.gensim_model(args.corpus, hyper)
+        # gensim's own linear decay over all the epochs, a piece a call
+        # (`train` keeps the rates it was given as the model's new ones).
+        alpha, min_alpha = model.alpha, model.min_alpha
+        walls = []
+        for epoch in range(args.epochs):
+            rates = [alpha - (alpha - min_alpha) * e / args.epochs
+                     for e in (epoch, epoch + 1)]
+            begun = _timing.begin_turn()
+            model.train(LineSentence(args.corpus), total_examples=model.corpus_count,
+                        epochs=1, start_alpha=rates[0], end_alpha=rates[1])
+            walls.append(_timing.end_turn(begun))
+        wv = WordVectors(model.wv.vectors, model.wv.index_to_key)
+        info, steady = {"train_s": sum(walls)}, None
     else:
+        import keras
+
         import kzoo
+
+        class EpochTurns(keras.callbacks.Callback):
+            def __init__(self, begun):
+                super().__init__()
+                self.begun, self.walls = begun, []
+
+            def on_epoch_end(self, epoch, logs=None):
+                self.walls.append(_timing.end_turn(self.begun))
+                if epoch + 1 < args.epochs:
+                    self.begun = _timing.begin_turn()
 
         cls = kzoo.models.Word2VecCBOW if args.cbow else kzoo.models.Word2VecSkipGram
         model = cls.from_corpus(args.corpus, hidden_dim=100, min_count=5, window=5,
                                 negative=5, sample=1e-3, seed=1)
         model.compile(alpha=0.025)
-        start = time.perf_counter()
+        # The first turn includes fit's setup (its input pipeline, and
+        # compilation in the first epoch).
+        turns = EpochTurns(_timing.begin_turn())
         history = model.fit(args.corpus, epochs=args.epochs,
-                            batch_size=args.batch_size, verbose=0)
-        info = {"train_s": time.perf_counter() - start,
-                "loss": history.history["loss"]}
+                            batch_size=args.batch_size, verbose=0, callbacks=[turns])
+        info = {"train_s": sum(turns.walls), "loss": history.history["loss"]}
         per_epoch = history.history["words_per_sec"]
         steady = (sum(per_epoch[1:]) / len(per_epoch[1:]) if len(per_epoch) > 1
                   else None)
@@ -88,9 +124,9 @@ def print_table(results, args):
     gensim = next((r for n, r in results
                    if n.startswith("gensim") and "error" not in r), None)
     print(f"| {'row':<22} | words/s | steady words/s | x gensim | WordSim-353 "
-          f"| SimLex-999 | analogy | final loss |")
+          f"| SimLex-999 | analogy | final loss | others |")
     print(f"|{'-' * 24}|--------:|---------------:|---------:|------------:"
-          f"|-----------:|--------:|-----------:|")
+          f"|-----------:|--------:|-----------:|-------:|")
     for name, r in results:
         if "error" in r:
             print(f"| {name:<22} | error: {r['error'][:300]}")
@@ -102,7 +138,7 @@ def print_table(results, args):
         loss = f"{r['loss'][-1]:.3f}" if r.get("loss") else "-"
         print(f"| {name:<22} | {r['words_per_sec']:>7,.0f} | {steady:>14} | "
               f"{ratio:>8} | {r['wordsim353']:>11.3f} | {r['simlex999']:>10.3f} "
-              f"| {r['analogy']:>7.3f} | {loss:>10} |")
+              f"| {r['analogy']:>7.3f} | {loss:>10} |{_timing.load_cell(r)} |")
 
 
 def driver_main(args, argv):
@@ -114,7 +150,7 @@ def driver_main(args, argv):
           f"epoch(s) on {args.corpus} ({words:,} words); "
           f"{f'{args.cores} core(s) per worker, ' if args.cores else ''}"
           f"machine {_timing.machine_info()}", flush=True)
-    results = []
+    rows = []
     only = args.only.split(",") if args.only else None
     for library, short in ROWS:
         name = _row_name(library, short)
@@ -124,21 +160,20 @@ def driver_main(args, argv):
         for size in sizes:
             label = name + ((f" b{size}" if size != "auto" else "")
                             if library == "kzoo" else f" (workers={args.workers})")
-            print(f"  running {label} ...", end=" ", flush=True)
-            result = _timing.run_worker(
-                [os.path.abspath(__file__), "--worker", library,
-                 "--backend", short or "tf", "--epochs", str(args.epochs),
-                 "--batch-size", size, "--corpus", args.corpus,
-                 "--workers", str(args.workers),
-                 *(["--cbow"] if args.cbow else []),
-                 *(["--cores", str(args.cores)] if args.cores else [])],
-                env_overrides={"KERAS_BACKEND": BACKENDS[short or "tf"],
-                               "TF_CPP_MIN_LOG_LEVEL": "2"},
-                timeout=args.timeout)
-            print("error" if "error" in result else "done", flush=True)
-            results.append((label, result))
+            rows.append((label, [
+                os.path.abspath(__file__), "--worker", library,
+                "--backend", short or "tf", "--epochs", str(args.epochs),
+                "--batch-size", size, "--corpus", args.corpus,
+                "--workers", str(args.workers),
+                *(["--cbow"] if args.cbow else []),
+                *(["--cores", str(args.cores)] if args.cores else [])],
+                {"KERAS_BACKEND": BACKENDS[short or "tf"], "TF_CPP_MIN_LOG_LEVEL": "2"}))
+    # The rows take turns epoch by epoch (bench/README.md), unless --sequential.
+    results = _timing.run_commands([rows], args.timeout,
+                                   interleave=not args.sequential)
     print()
     print_table(results, args)
+    print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/word2vec.py " + " ".join(argv))
     if args.json:
@@ -166,6 +201,7 @@ def parse_args(argv):
                         help="pin each worker to this many cores and threads")
     parser.add_argument("--timeout", type=int, default=1800, help="s per worker")
     parser.add_argument("--json", default=None)
+    _timing.add_sequential_argument(parser)
     args = parser.parse_args(argv)
     if args.epochs is None:
         args.epochs = 1 if args.quick else 5

@@ -80,18 +80,26 @@ def train_kzoo(path, args):
                       "loss": history.history["loss"]}
 
 
-def train_gensim(path, args):
+def gensim_model(path, args):
+    """gensim's Word2Vec with kzoo's hyperparameters, its vocabulary built."""
     from gensim.models import Word2Vec
     from gensim.models.word2vec import LineSentence
 
-    from kzoo.models import WordVectors
-
-    start = time.perf_counter()
     model = Word2Vec(vector_size=args.dim, window=args.window, min_count=args.min_count,
                      sample=args.sample, negative=args.negative, hs=0,
                      sg=0 if args.cbow else 1, alpha=args.alpha,
                      workers=args.workers, seed=args.seed)
     model.build_vocab(LineSentence(path))
+    return model
+
+
+def train_gensim(path, args):
+    from gensim.models.word2vec import LineSentence
+
+    from kzoo.models import WordVectors
+
+    start = time.perf_counter()
+    model = gensim_model(path, args)
     vocab_seconds = time.perf_counter() - start
     start = time.perf_counter()
     model.train(LineSentence(path), total_examples=model.corpus_count,
