@@ -13,7 +13,8 @@ add it back where it came from. Two pieces here make that a Keras
 - `stateful_train_step(model, step, *args)`: runs a step written with
   `variable.assign` (TensorFlow and PyTorch call it as it is) as JAX's
   stateless `train_step(state, data) -> (logs, state)`, by mapping the
-  state onto the model's variables in a `keras.StatelessScope`.
+  state onto the model's variables in a `keras.StatelessScope`. On
+  PyTorch it first calls `reuse_freed_memory` (once per process).
 """
 
 import contextlib
@@ -106,9 +107,10 @@ def reuse_freed_memory():
     (measured: ~2,100-3,700 faults per 16384-pair skip-gram step, a tenth
     of the step's CPU time in the kernel). From the first call on, blocks
     up to 32 MiB come from the heap, and the heap keeps up to 256 MiB of
-    freed memory at its top: no faults in the steady state; skip-gram
-    `fit` on PyTorch ran ~9% faster (bench/word2vec.py's corpus, two such
-    processes beside two without, taking turns). It applies to the whole
+    freed memory at its top: no faults in the steady state; word2vec's
+    `fit` on PyTorch ran 10-13% faster for skip-gram and 17-22% for CBOW
+    (bench/word2vec.py's corpus, two such processes beside two without,
+    taking turns epoch by epoch). It applies to the whole
     process (Python's other large allocations included) and at most the
     256 MiB stays held. Set `KZOO_MALLOC_TUNING=0` to leave malloc alone;
     elsewhere than glibc (musl, macOS, Windows) nothing is changed.
