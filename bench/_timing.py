@@ -123,13 +123,11 @@ def time_calls(fn, warmup, reps):
             first = time.perf_counter() - start
     times, cpu_times = [], []
     for _ in range(reps):
-        _wait_for_turn()
-        machine0 = _cpu_seconds()
-        start, cpu_start = time.perf_counter(), time.process_time()
+        begun = begin_turn()
         fn()
-        times.append(time.perf_counter() - start)
-        cpu_times.append(time.process_time() - cpu_start)
-        _report_turn(times[-1], cpu_times[-1], machine0, _cpu_seconds())
+        wall, cpu = end_turn(begun)
+        times.append(wall)
+        cpu_times.append(cpu)
     return {
         "first_s": first,
         "times_s": [round(t, 4) for t in times],
@@ -252,7 +250,7 @@ def _report_turn(wall, cpu, machine0, machine1):
 
 
 def begin_turn():
-    """Starts one timed turn outside ``time_calls`` (word2vec's epochs):
+    """Starts one timed turn (a ``time_calls`` call, or a word2vec epoch):
     in an interleaved worker, waits for the driver's go first. Returns the
     turn's start, for ``end_turn``."""
     _wait_for_turn()
@@ -261,11 +259,12 @@ def begin_turn():
 
 def end_turn(begun):
     """Ends the turn that ``begin_turn`` started (reporting it to the
-    driver in an interleaved worker); returns its wall seconds."""
+    driver in an interleaved worker); returns its ``(wall, cpu)``
+    seconds, the CPU time this process's own."""
     machine0, start, cpu_start = begun
-    wall = time.perf_counter() - start
-    _report_turn(wall, time.process_time() - cpu_start, machine0, _cpu_seconds())
-    return wall
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    _report_turn(wall, cpu, machine0, _cpu_seconds())
+    return wall, cpu
 
 
 class _TurnWorker:

@@ -74,7 +74,7 @@ def worker_main(args):
             begun = _timing.begin_turn()
             model.train(LineSentence(args.corpus), total_examples=model.corpus_count,
                         epochs=1, start_alpha=rates[0], end_alpha=rates[1])
-            walls.append(_timing.end_turn(begun))
+            walls.append(_timing.end_turn(begun)[0])
         wv = WordVectors(model.wv.vectors, model.wv.index_to_key)
         info, steady = {"train_s": sum(walls)}, None
     else:
@@ -88,7 +88,7 @@ def worker_main(args):
                 self.begun, self.walls = begun, []
 
             def on_epoch_end(self, epoch, logs=None):
-                self.walls.append(_timing.end_turn(self.begun))
+                self.walls.append(_timing.end_turn(self.begun)[0])
                 if epoch + 1 < args.epochs:
                     self.begun = _timing.begin_turn()
 
