@@ -7,19 +7,22 @@ import keras
 
 
 class Word2VecProgress(keras.callbacks.Callback):
-    """Adds `words_per_sec` (and `words`) to the logs that Keras shows.
+    """Adds `words_per_sec` to the logs that Keras shows.
 
     The words are those that the preprocessor has tokenized (corpus words,
     in the vocabulary or not, as word2vec counts its progress); the input
     pipeline reads a little ahead of training, so mid-epoch values lead by a
-    few batches, and each epoch's final value is that epoch's words over
-    its wall time.
+    few batches. Each epoch's final value is that epoch's words over its
+    wall time: with `passes`, the words of the pass the epoch trained on,
+    exactly (the pipeline counted them at the pass's end).
 
     Args:
         preprocessor: the `Word2VecPreprocessor` feeding `fit`.
+        passes: None or the `Passes` (`preprocessor.passes(...)`) whose
+            passes the epochs train on, one each.
     """
 
-    def __init__(self, preprocessor):
+    def __init__(self, preprocessor, passes=None):
         super().__init__()
         # On JAX, Keras may run the per-batch hook in a thread while the
         # next steps are dispatched: otherwise each step would wait for the
@@ -28,15 +31,24 @@ class Word2VecProgress(keras.callbacks.Callback):
         # overlap, so the hook stays on the training thread.
         self.async_safe = keras.backend.backend() == "jax"
         self.preprocessor = preprocessor
+        self.passes = passes
         self.epoch_words = []
         self.epoch_seconds = []
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
-        self._start_words = self.preprocessor.words_seen()
+        if self.passes is not None:
+            # The pass before this one ended there (the stream may already
+            # have counted some of this pass's words).
+            self._start_words = self.passes.end_values[-1]
+        else:
+            self._start_words = self.preprocessor.words_seen()
 
-    def _update(self, logs):
-        words = self.preprocessor.words_seen() - self._start_words
+    def _update(self, logs, end=False):
+        if end and self.passes is not None and self.passes.pass_ended:
+            words = self.passes.end_values[-1] - self.passes.end_values[-2]
+        else:
+            words = self.preprocessor.words_seen() - self._start_words
         seconds = max(time.perf_counter() - self._start, 1e-9)
         if logs is not None:
             logs["words_per_sec"] = float(round(words / seconds))
@@ -46,7 +58,7 @@ class Word2VecProgress(keras.callbacks.Callback):
         self._update(logs)
 
     def on_epoch_end(self, epoch, logs=None):
-        words, seconds = self._update(logs)
+        words, seconds = self._update(logs, end=True)
         self.epoch_words.append(words)
         self.epoch_seconds.append(seconds)
 

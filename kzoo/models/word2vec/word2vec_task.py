@@ -17,6 +17,9 @@ from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
 from kzoo.models.word2vec.word_vectors import WordVectors
 from kzoo.training import sparse_rows
 
+#: the most corpus words whose token ids `fit(cache_tokens="auto")` keeps
+_CACHE_WORDS = 50_000_000
+
 
 @kzoo_export("kzoo.models.Word2VecTask")
 class Word2VecTask(Task):
@@ -106,7 +109,7 @@ class Word2VecTask(Task):
         self.compile(**config)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, callbacks=None,
-            corpus_words=None, **kwargs):
+            corpus_words=None, cache_tokens="auto", **kwargs):
         """Trains on a corpus (or on already sampled `(x, y)` batches).
 
         Args:
@@ -124,11 +127,24 @@ class Word2VecTask(Task):
             epochs: int.
             corpus_words: int or None. Words in `x`, for the learning rate's
                 decay; defaults to the vocabulary's corpus (`from_corpus`).
+            cache_tokens: "auto" or bool. Keep the corpus's token ids in
+                memory after the first pass, so that later epochs do not
+                read and tokenize the text again (~4 bytes a word; see
+                `Word2VecPreprocessor.dataset`). "auto": when there is more
+                than one epoch and the corpus (`corpus_words`, else the
+                vocabulary's) has at most 50M words.
             **kwargs: `keras.Model.fit` arguments.
 
         Returns:
             The `History`; `history.history["words_per_sec"]` has each
             epoch's speed.
+
+        The epochs are one `keras.Model.fit` call each (the number of
+        examples in a pass is random: Keras would cut later epochs at the
+        first one's step count), fed by one iterator over all the passes
+        (`Word2VecPreprocessor.passes`: the next pass is sampled while the
+        current one's last steps train). A callback that sets
+        `model.stop_training` (such as `EarlyStopping`) ends the training.
         """
         if self.preprocessor is None or not self._needs_preprocessing(
                 x if not isinstance(x, str) else [x]):
@@ -136,37 +152,47 @@ class Word2VecTask(Task):
                                callbacks=callbacks, **kwargs)
         if y is not None:
             raise ValueError("word2vec makes its own targets: pass only the corpus.")
+        if cache_tokens not in ("auto", True, False):
+            raise ValueError('`cache_tokens` must be "auto", True or False, got '
+                             f"{cache_tokens!r}.")
         examples = self.preprocessor.expected_examples(corpus_words)
-        sparse = self._sparse and not sparse_rows.distributed()
+        distributed = sparse_rows.distributed()
+        sparse = self._sparse and not distributed
         # Keras' dense step makes one update per batch: it keeps 4096.
         big = sparse and examples >= 20 * 16384
         batch_size = batch_size or (16384 if big else 4096)
+        initial_epoch = kwargs.pop("initial_epoch", 0)
+        if cache_tokens == "auto":
+            words = corpus_words or self.preprocessor.vocabulary_words()
+            cache_tokens = epochs - initial_epoch > 1 and words <= _CACHE_WORDS
         # A last, smaller batch per pass would be one more shape to compile.
         # The sparse step fills it up with no-op examples; Keras' dense
         # step (whose loss would count them) drops it when that loses under
         # 1% of the examples.
-        dataset = self.preprocessor.dataset(
-            x, batch_size, pad_remainder=sparse,
-            drop_remainder=not sparse and examples > 100 * batch_size)
+        options = dict(pad_remainder=sparse, cache_tokens=cache_tokens,
+                       drop_remainder=not sparse and examples > 100 * batch_size)
+        if distributed:  # the strategies shard a dataset: one per epoch
+            dataset, passes = self.preprocessor.dataset(x, batch_size, **options), None
+        else:
+            passes = self.preprocessor.passes(
+                x, batch_size, max(epochs - initial_epoch, 0), **options)
         estimate = math.ceil(examples / batch_size)
         self._set_schedule(estimate * epochs, batch_size)
-        progress = Word2VecProgress(self.preprocessor)
+        progress = Word2VecProgress(self.preprocessor, passes)
         callbacks = [progress] + list(callbacks or [])
         if kwargs.get("verbose", "auto") != 0 and not any(
                 isinstance(c, keras.callbacks.ProgbarLogger) for c in callbacks):
             callbacks.append(EpochsProgbar(epochs))
         kwargs.pop("shuffle", None)  # word2vec reads the corpus in order
         history = None
-        # One Model.fit call per epoch: Keras would cut every epoch at the
-        # first one's step count, and the number of examples per pass over
-        # a corpus is random (subsampling, windows).
-        for epoch in range(kwargs.pop("initial_epoch", 0), epochs):
+        for epoch in range(initial_epoch, epochs):
             before = self._iterations()
             with warnings.catch_warnings():
                 # Keras warns at the end of a dataset of unknown length.
                 warnings.filterwarnings("ignore", message="Your input ran out")
                 epoch_history = keras.Model.fit(
-                    self, dataset, epochs=epoch + 1, initial_epoch=epoch,
+                    self, dataset if passes is None else passes.keras_input(),
+                    epochs=epoch + 1, initial_epoch=epoch,
                     callbacks=callbacks, shuffle=False, **kwargs)
             if history is None:
                 history = epoch_history
@@ -174,6 +200,8 @@ class Word2VecTask(Task):
                 for key, values in epoch_history.history.items():
                     history.history.setdefault(key, []).extend(values)
                 history.epoch.extend(epoch_history.epoch)
+            if self.stop_training:
+                break
             if epoch == 0 and epochs > 1:
                 # The first pass counted the steps: decay over the real total.
                 steps = self._iterations() - before

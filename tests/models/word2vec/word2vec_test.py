@@ -12,6 +12,7 @@ from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.models.word2vec.word2vec_cbow import Word2VecCBOW
 from kzoo.models.word2vec.word2vec_learning_rate import Word2VecLearningRate
 from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor
+from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
 from kzoo.models.word2vec.word2vec_skip_gram import Word2VecSkipGram
 from kzoo.testing.test_case import run_backbone_test
 from kzoo.testing.test_case import run_saving_test
@@ -368,3 +369,47 @@ def test_padded_last_batch_keeps_every_example():
     np.testing.assert_array_equal(last_y[:real], plain[-1][1])
     np.testing.assert_array_equal(last_x["center"][:real], plain[-1][0]["center"])
     assert (last_y[real:] == -1).all() and not last_x["center"][real:].any()
+
+
+@pytest.mark.parametrize("cache_tokens", [False, True])
+def test_passes_give_the_per_epoch_datasets_examples(cache_tokens):
+    # fit's one iterator over all passes draws the same examples, in the
+    # same order, as a new iterator per epoch (and cached token ids do not
+    # change them); its end values count each pass's words exactly.
+    corpus = topic_corpus(100)
+    words = sum(len(line.split()) for line in corpus)
+    # Subsampling (strong: 20 words) and shrunk windows on.
+    settings = dict(min_count=1, sample=0.05, seed=7)
+    per_epoch = Word2VecPreprocessor.from_corpus(corpus, **settings)
+    dataset = per_epoch.dataset(corpus, 64, pad_remainder=True)
+    expected = [[to_numpy(b) for b in dataset] for _ in range(3)]
+    streamed = Word2VecPreprocessor.from_corpus(corpus, **settings)
+    passes = streamed.passes(corpus, 64, 3, pad_remainder=True,
+                             cache_tokens=cache_tokens)
+    progress = Word2VecProgress(streamed, passes)
+    for epoch, batches in enumerate(expected):
+        progress.on_epoch_begin(epoch)
+        got = list(passes.next_pass())
+        progress.on_epoch_end(epoch, {})
+        assert len(got) == len(batches) > 2
+        for (x, y), (want_x, want_y) in zip(got, batches):
+            np.testing.assert_array_equal(y, want_y)
+            for key in want_x:
+                np.testing.assert_array_equal(x[key], want_x[key])
+    assert passes.end_values == [0, words, 2 * words, 3 * words]
+    assert progress.epoch_words == [words] * 3
+
+
+def test_a_callback_that_stops_training_ends_fit():
+    corpus = topic_corpus(20)
+    model = Word2VecSkipGram.from_corpus(corpus, hidden_dim=4, min_count=1, seed=1)
+
+    class StopAfterFirstEpoch(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            self.model.stop_training = True
+
+    history = model.fit(corpus, epochs=4, batch_size=32, verbose=0,
+                        callbacks=[StopAfterFirstEpoch()])
+    assert history.epoch == [0] and len(history.history["loss"]) == 1
+    with pytest.raises(ValueError, match="cache_tokens"):
+        model.fit(corpus, epochs=2, cache_tokens="yes")
