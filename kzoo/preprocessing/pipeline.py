@@ -49,11 +49,16 @@ class Passes:
             its values are `end_values` (the first read when the passes
             start). word2vec reads its count of words tokenized there.
         buffer: int. Batches read ahead.
+        empty_error: str. The message of the `ValueError` that `next_pass`
+            raises for a pass without batches (Keras would only say that
+            its generator was empty).
     """
 
-    def __init__(self, dataset, passes, end_value=None, buffer=4):
+    def __init__(self, dataset, passes, end_value=None, buffer=4,
+                 empty_error="A pass over the dataset gave no batches."):
         self.element_spec = dataset.element_spec
         self.passes = passes
+        self.empty_error = empty_error
         read = end_value or (lambda: tf.constant(0, tf.int64))
         single = not isinstance(self.element_spec, tuple)
 
@@ -95,16 +100,22 @@ class Passes:
 
     def next_pass(self):
         """A generator of the next pass's batches, as numpy arrays (the rest
-        of the previous pass, if Keras stopped before its end, is skipped)."""
+        of the previous pass, if Keras stopped before its end, is skipped;
+        its first batch is read here: a pass without any raises)."""
         if self._handed >= self.passes:
             raise ValueError(f"All {self.passes} passes were handed out.")
         while self._ended < self._handed:
             self._next()
         self._handed += 1
+        first = self._next()
+        if first is None:
+            raise ValueError(self.empty_error)
 
         def batches():
-            while (batch := self._next()) is not None:
+            batch = first
+            while batch is not None:
                 yield batch
+                batch = self._next()
 
         return batches()
 

@@ -48,6 +48,10 @@ def test_passes_hand_out_each_pass_and_its_end_values():
     assert passes.end_values == [0, 5, 10, 15]
     with pytest.raises(ValueError, match="All 3 passes"):
         passes.next_pass()
+    nothing = tf.data.Dataset.range(5).filter(lambda x: x < 0).batch(2)
+    empty = Passes(nothing, 1, empty_error="no batch")
+    with pytest.raises(ValueError, match="no batch"):
+        empty.next_pass()
 
 
 @pytest.mark.filterwarnings("ignore:Your input ran out")

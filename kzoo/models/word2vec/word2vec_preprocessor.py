@@ -274,8 +274,13 @@ class Word2VecPreprocessor(Preprocessor):
         epoch on each `keras_input()`). Its `end_values` are `words_seen()`
         at the start and at the end of each pass: a pass's words exactly,
         where `words_seen()` runs ahead with the prefetched batches."""
-        return Passes(self.dataset(data, batch_size, **kwargs), passes,
-                      end_value=self._counter[0].read_value)
+        return Passes(
+            self.dataset(data, batch_size, **kwargs), passes,
+            end_value=self._counter[0].read_value,
+            empty_error="The corpus gave no training examples: its lines are "
+            "empty, or every word is out of the vocabulary (or dropped by "
+            "subsampling, `sample`). Pass text in the vocabulary's words, or "
+            "build the model on this corpus with `from_corpus`.")
 
     def get_config(self):
         config = super().get_config()

@@ -413,3 +413,5 @@ def test_a_callback_that_stops_training_ends_fit():
     assert history.epoch == [0] and len(history.history["loss"]) == 1
     with pytest.raises(ValueError, match="cache_tokens"):
         model.fit(corpus, epochs=2, cache_tokens="yes")
+    with pytest.raises(ValueError, match="no training examples"):
+        model.fit(["zzz qqq www"], epochs=2, verbose=0)
