@@ -3,8 +3,9 @@
 import tensorflow as tf
 
 
-def prefetched(dataset):
-    """`dataset.prefetch(AUTOTUNE)`, with tf.data's model-based autotuning off.
+def prefetched(dataset, buffer=tf.data.AUTOTUNE):
+    """`dataset.prefetch(buffer)` (`AUTOTUNE` by default), with tf.data's
+    model-based autotuning off.
 
     With autotuning on, deleting an iterator waits for the autotuning
     thread's current sleep, whose period doubles as the iterator runs
@@ -21,7 +22,7 @@ def prefetched(dataset):
     """
     options = tf.data.Options()
     options.autotune.enabled = False
-    return dataset.prefetch(tf.data.AUTOTUNE).with_options(options)
+    return dataset.prefetch(buffer).with_options(options)
 
 
 class Passes:
@@ -35,10 +36,10 @@ class Passes:
     the next pass starts filling the buffer while the current one's last
     steps train; `keras_input()` hands Keras the batches of one pass at a
     time (a generator on JAX and PyTorch, a `tf.data.Dataset` reading it on
-    TensorFlow). Measured on word2vec's CBOW (bench/word2vec.py's corpus,
-    24 steps a pass): the first step of epochs after the first came 0.03 s
-    after the epoch began instead of 0.17 s, and JAX epochs took 0.70 s
-    instead of 0.86 s.
+    TensorFlow). Measured on word2vec's CBOW on JAX (bench/word2vec.py's
+    corpus, 24 steps a pass): the first step of epochs after the first
+    came 0.02-0.03 s after the epoch began instead of 0.16-0.18 s, and the
+    epochs took 0.66-0.75 s instead of 0.83-0.89 s.
 
     Args:
         dataset: a `tf.data.Dataset` of batches (any structure).
@@ -74,10 +75,8 @@ class Passes:
             return tf.nest.map_structure(empty, self.element_spec), value
 
         end = tf.data.Dataset.range(1).map(marker)
-        stream = dataset.map(tag).concatenate(end).repeat(passes)
-        options = tf.data.Options()
-        options.autotune.enabled = False
-        stream = stream.prefetch(buffer).with_options(options)
+        stream = prefetched(dataset.map(tag).concatenate(end).repeat(passes),
+                            buffer)
         self.end_values = [int(read())]
         self._handed = 0  # passes handed to Keras
         self._ended = 0  # end markers read

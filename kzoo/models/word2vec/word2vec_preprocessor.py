@@ -244,7 +244,7 @@ class Word2VecPreprocessor(Preprocessor):
         With `cache_tokens`, the first full pass keeps the corpus's token
         ids in memory (int32: ~4 bytes a word, 8 a line) and later passes
         sample from them instead of reading and tokenizing the text again
-        (tokenizing is half of the pipeline's CPU time: on
+        (tokenizing is a third to a half of the pipeline's CPU time: on
         bench/word2vec.py's corpus a skip-gram pass took 0.84 instead of
         1.11 CPU-seconds). The examples are the same either way.
         """
