@@ -246,12 +246,19 @@ def _transformers_worker(args):
     # bfloat16: weights cast for inference, torch.autocast for fine-tuning.
     result = {"attn_implementation": None, "dtype_infer": args.others_dtype,
               "dtype_train": phase_dtype(args.others_dtype, "train")}
+    # --jit on: torch.compile (inductor) here too, so that compiled Keras
+    # torch rows meet a compiled transformers row; otherwise eager.
+    compiled = args.jit == "on"
+    if compiled:
+        result.update(jit_infer=True, jit_train=True)
 
     if args.infer_reps:
         model = transformers.BertModel(config).eval()
         if bf16:
             model = model.to(torch.bfloat16)
         result["attn_implementation"] = model.config._attn_implementation
+        if compiled:
+            model = torch.compile(model)
 
         def infer():
             with torch.inference_mode():
@@ -264,6 +271,8 @@ def _transformers_worker(args):
     if args.train_reps:
         model = transformers.BertForSequenceClassification(config).train()
         optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+        if compiled:
+            model = torch.compile(model)
 
         def step():
             optimizer.zero_grad(set_to_none=True)
@@ -454,7 +463,9 @@ def parse_args(argv):
                              "(keras' int8: per-channel weights, dynamic "
                              "per-token activations)")
     parser.add_argument("--jit", default="auto", choices=("auto", "on", "off"),
-                        help="jit_compile for Keras rows (auto: default_jit())")
+                        help="jit_compile for Keras rows (auto: default_jit()); "
+                             "on also runs transformers' model through "
+                             "torch.compile (otherwise eager)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: batch 4 x 32, 2 warmup, 2 reps")
     parser.add_argument("--batch", type=int, default=None)

@@ -29,6 +29,28 @@ def to_numpy(x):
     return np.asarray(keras.ops.convert_to_numpy(x))
 
 
+def gradient(fn, x):
+    """``d sum(fn(x)) / dx`` for a float numpy ``x``, on the current backend
+    (``jax.grad``, ``tf.GradientTape`` or torch autograd), as numpy."""
+    backend = keras.backend.backend()
+    total = lambda z: keras.ops.sum(fn(z))  # noqa: E731
+    if backend == "jax":
+        import jax
+
+        return to_numpy(jax.grad(total)(x))
+    if backend == "tensorflow":
+        z = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(z)
+            value = total(z)
+        return to_numpy(tape.gradient(value, z))
+    import torch
+
+    z = torch.tensor(x, requires_grad=True)
+    total(z).backward()
+    return to_numpy(z.grad)
+
+
 def _normalise(x):
     x = to_numpy(x)
     if isinstance(x, dict):

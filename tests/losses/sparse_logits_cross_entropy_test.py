@@ -5,28 +5,11 @@ import numpy as np
 import pytest
 
 from kzoo.losses import SparseLogitsCrossEntropy
-from kzoo.testing.test_case import to_numpy
+from kzoo.testing.test_case import gradient, to_numpy
 
 
 def _gradient(loss, y, logits, weights):
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        return jax.grad(lambda z: loss(y, z, sample_weight=weights))(logits)
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        z = tf.constant(logits)
-        with tf.GradientTape() as tape:
-            tape.watch(z)
-            value = loss(y, z, sample_weight=weights)
-        return tape.gradient(value, z)
-    import torch
-
-    z = torch.tensor(logits, requires_grad=True)
-    loss(y, z, sample_weight=weights).backward()
-    return z.grad
+    return gradient(lambda z: loss(y, z, sample_weight=weights), logits)
 
 
 @pytest.mark.parametrize("reduction", ["mean_with_sample_weight", "sum_over_batch_size", None])
