@@ -54,10 +54,9 @@ def _int8_inputs_quantizer(embedding):
     if (getattr(embedding, "quantization_mode", None) != "int8"
             or embedding.lora_enabled):
         return None
-    config = getattr(embedding, "quantization_config", None)
-    if config is None:
-        return keras.quantizers.AbsMaxQuantizer()
-    return config.activation_quantizer
+    return keras.quantizers.QuantizationConfig.activation_quantizer_or_default(
+        getattr(embedding, "quantization_config", None),
+        keras.quantizers.AbsMaxQuantizer())
 
 
 @kzoo_export("kzoo.layers.TiedEmbeddingLogits")
@@ -146,9 +145,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
             def grad_fn(*args, upstream=None):
                 if upstream is None:
                     (upstream,) = args
-                float_table = ops.divide(
-                    ops.cast(table, upstream.dtype),
-                    ops.cast(ops.expand_dims(table_scale, -1), upstream.dtype))
+                float_table = token_embedding_table(embedding, upstream.dtype)
                 return (ops.cast(ops.matmul(upstream, float_table), flat.dtype),
                         None, None)
 
