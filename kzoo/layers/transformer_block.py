@@ -105,10 +105,17 @@ class TransformerBlock(keras.layers.Layer):
         ``float32_softmax=False`` in the inputs' dtype (Keras'
         MultiHeadAttention's choice: in bf16 the casts cost ~20% of a
         fine-tuning step)."""
+        # The scale on the queries (a quarter of the scores' size at
+        # length 128, 12 heads) and the mask as an added bias of the mask's
+        # own small shape: an addition's gradient passes through, where a
+        # `where` over the scores costs a pass each way (with Dropout's one
+        # product: a PyTorch mixed-bf16 MiniLM-shape fine-tuning step at
+        # batch 32 x 128, 881 -> 820 ms; TensorFlow 1214 -> 1143 ms).
         scale = ops.cast(1.0 / float(query.shape[-1]) ** 0.5, query.dtype)
-        scores = ops.einsum(f"bqhd,{keys}->bhqk", query, key) * scale
+        scores = ops.einsum(f"bqhd,{keys}->bhqk", ops.multiply(query, scale), key)
         if mask is not None:
-            scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
+            scores = scores + ops.where(
+                mask, ops.cast(0, scores.dtype), ops.cast(-1e9, scores.dtype))
         if float32_softmax:
             scores = ops.cast(scores, "float32")
         probabilities = ops.cast(ops.softmax(scores, axis=-1), query.dtype)

@@ -30,13 +30,14 @@ def test_mask_rate_scale_and_independent_halves(rate):
     np.testing.assert_allclose(np.unique(y), [0.0, 1.0 / (1.0 - p)], rtol=1e-6)
     dropped = y == 0
     assert _within_binomial(dropped.sum(), n, p)
-    # Element i and element i + n // 2 + 1 share one 32-bit draw (its low
-    # and high fields): they must still be dropped independently.
+    # Elements 2i and 2i + 1 share one 32-bit draw (its two 16-bit
+    # fields): they must still be dropped independently.
+    pairs = (dropped[0:n - 1:2] & dropped[1::2]).sum()
+    assert _within_binomial(pairs, (n - 1) // 2, p * p)
+    # Elements of neighbouring draws (2i + 1 and 2i + 2), and far apart.
+    assert _within_binomial((dropped[1:-1:2] & dropped[2::2]).sum(), (n - 1) // 2, p * p)
     half = (n + 1) // 2
-    both = (dropped[:n - half] & dropped[half:]).sum()
-    assert _within_binomial(both, n - half, p * p)
-    # Neighbours (consecutive draws) too.
-    assert _within_binomial((dropped[:-1] & dropped[1:]).sum(), n - 1, p * p)
+    assert _within_binomial((dropped[:n - half] & dropped[half:]).sum(), n - half, p * p)
 
 
 def test_expected_value_is_kept():
