@@ -65,7 +65,9 @@ class Dropout(keras.layers.Dropout):
             seed=self.seed_generator)
         # Each 32-bit draw read as two signed 16-bit fields, each uniform in
         # [-32768, 32767]: a field >= t - 32768 with probability 1 - t / 65536.
-        fields = ops.view(bits, "int16")
+        # (Viewed as [n, 1]: Keras' TensorFlow `view` needs a static last
+        # dimension, which a batch of unknown size in `fit` lacks.)
+        fields = ops.reshape(ops.view(ops.expand_dims(bits, -1), "int16"), (-1,))
         keep = ops.greater_equal(fields, threshold - (_FIELD >> 1))
         if not isinstance(size, int) or size % 2:
             keep = keep[:size]

@@ -78,3 +78,16 @@ def test_kept_elements_are_the_scaled_input():
     y = to_numpy(layer(x, training=True))
     kept = y != 0
     np.testing.assert_allclose(y[kept], 2.0 * x[kept], rtol=1e-6)
+
+
+def test_batch_of_unknown_size_in_fit():
+    # The mask must be built from dynamic shapes too (odd element counts).
+    model = keras.Sequential([keras.Input((3,)), Dropout(0.5, seed=1),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    # 7 rows in batches of 4: the second batch's other size makes
+    # TensorFlow retrace with the batch dimension unknown.
+    x = np.ones((7, 3), "float32")
+    history = model.fit(x, np.zeros((7, 1), "float32"), batch_size=4, epochs=2,
+                        verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
