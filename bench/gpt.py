@@ -79,19 +79,26 @@ def _kzoo_generate(args):
         **CONFIG, dropout=0.0, dtype=_policy(args.dtype))
     if args.dtype == "int8":
         backbone.quantize("int8")
-    lm = kzoo.models.GPTCausalLM(backbone)
-    if keras.config.backend() == "tensorflow":
-        lm.compile(jit_compile=args.tf_jit == "on")
     total = args.prompt_length + args.new_tokens
 
+    def task():
+        lm = kzoo.models.GPTCausalLM(backbone)
+        if keras.config.backend() == "tensorflow":
+            lm.compile(jit_compile=args.tf_jit == "on")
+        return lm
+
     def make(batch):
+        # A task per batch size, so each compiles for its own shape, as a
+        # user generating at one batch size sees: a shared one retraces
+        # TensorFlow's function for a batch of unknown size at the second.
+        lm = task()
         prompts = _prompts(batch, args.prompt_length).tolist()
 
         def run():
             out = lm.generate_token_ids(prompts, max_length=total, stop_token_ids=None)
             assert all(len(row) == total for row in out)
         return run
-    return make, {"jit": bool(lm.jit_compile)}
+    return make, {"jit": bool(task().jit_compile)}
 
 
 def _keras_hub_generate(args):
@@ -104,13 +111,14 @@ def _keras_hub_generate(args):
         **CONFIG, dropout=0.0, dtype=_policy(args.others_dtype))
     if args.others_dtype == "int8":
         backbone.quantize("int8")
-    lm = keras_hub.models.GPT2CausalLM(backbone=backbone, preprocessor=None)
     jit = keras.config.backend() == "jax" or (
         keras.config.backend() == "tensorflow" and args.tf_jit == "on")
-    lm.compile(sampler="greedy", jit_compile=jit)
     total = args.prompt_length + args.new_tokens
 
     def make(batch):
+        # A task per batch size (see _kzoo_generate).
+        lm = keras_hub.models.GPT2CausalLM(backbone=backbone, preprocessor=None)
+        lm.compile(sampler="greedy", jit_compile=jit)
         token_ids = np.zeros((batch, total), "int32")
         token_ids[:, :args.prompt_length] = _prompts(batch, args.prompt_length)
         mask = np.zeros((batch, total), bool)

@@ -6,7 +6,7 @@ from keras import ops
 from kzoo.api_export import kzoo_export
 
 
-#: up to this many rows, the logits are computed as ``(E @ h^T)^T``
+#: up to this many rows (a generation step), the logits take the few-rows forms
 _FEW_ROWS = 64
 
 
@@ -124,12 +124,16 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         Reading the table as int8, instead of a float copy of all its values
         made at every generation step, is what makes an int8 head pay
         (GPT-2 shape, 2-core Xeon with AMX, `bench/gpt.py --dtype int8`,
-        batch 8: TF 627 -> 1003, JAX 675 -> 1032 new tokens/s). A single
-        row (a batch-1 step) keeps the dequantized table with float hidden
-        states: XLA multiplies one int8 row as a matrix-vector loop (JAX
-        28 ms against 2.5 for the float head; as two rows TF took 14 ms),
-        so batch-1 logits are the weight-only ones, within the same tested
-        bounds.
+        batch 8: TF 627 -> 1003, JAX 675 -> 1032 new tokens/s; those TF
+        figures came from a trace retraced to a batch of unknown size,
+        which took the plain product on [batch, 1, D]: with the batch fixed
+        at 8, TF's int8 head as einsum "vd,rd->vr" ran 281 new tokens/s,
+        as the per-row product below 811, JAX 888 -> 863). A single row (a
+        batch-1 step) keeps the dequantized table with float hidden states:
+        in XLA's generation loop the int8 x int8 row was slower
+        (`bench/gpt.py --dtype int8 --batches 1`: TF 134 -> 121, JAX
+        129 -> 118), so batch-1 logits are the weight-only ones, within the
+        same tested bounds.
         """
         embedding = self.token_embedding
         table = ops.convert_to_tensor(embedding.embeddings)  # int8 [V, D]
@@ -150,10 +154,14 @@ class TiedEmbeddingLogits(keras.layers.Layer):
                         None, None)
 
             quantized, flat_scale = quantizer(flat, axis=-1)  # int8, [N, 1]
-            if rows is not None and rows <= _FEW_ROWS:
-                # A generation step: `table @ hidden^T`, the table read as it
-                # lies (JAX, 8 rows: 0.9 ms; `hidden @ table^T` 40 ms).
-                sums = ops.transpose(ops.einsum("vd,rd->vr", table, quantized))
+            if rows is not None and 1 < rows <= _FEW_ROWS:
+                # A generation step of 2-64 rows: one matrix-vector product
+                # per row ([rows, 1, D] x [D, V]), which XLA runs as fast as
+                # one row (2-core Xeon, 8 rows, ms: JAX 1.8, TF 2.3; as one
+                # [rows, D] x [D, V] product JAX 44, TF 26; einsum
+                # "vd,rd->vr" JAX 2.2, TF 27).
+                sums = ops.matmul(ops.expand_dims(quantized, 1),
+                                  ops.transpose(table))[:, 0, :]
             else:
                 sums = ops.matmul(quantized, ops.transpose(table))
             scale = ops.multiply(ops.cast(flat_scale, "float32"), table_scale)
