@@ -1,0 +1,102 @@
+"""Where a PyTorch BERT forward pass goes: kzoo beside transformers, op by op.
+
+The MiniLM-L6 shape of ``bench/bert.py`` (random weights, batch 32 x 128),
+both models in the same dtype, eager, ``torch.profiler`` over ``--passes``
+forward passes after two untimed ones. Prints the wall time of a pass (the
+median of ``--reps``, the two models taking turns) and, per ATen op, the
+self CPU time per pass of each (summed over both cores' threads, so a
+column can exceed the wall time), sorted by the larger of the two. kzoo's
+pass is ``BertBackbone.predict_on_batch`` (what ``bench/bert.py`` times);
+transformers' is ``BertModel`` under ``torch.inference_mode``.
+
+    .venv/bin/python bench/profile_bert.py                 # bfloat16
+    .venv/bin/python bench/profile_bert.py --dtype float32 --top 30
+
+Run it on an idle machine; never imported by the tests.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ["KERAS_BACKEND"] = "torch"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", default="bfloat16", choices=("float32", "bfloat16"))
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--reps", type=int, default=6)
+    parser.add_argument("--top", type=int, default=20)
+    args = parser.parse_args(argv)
+
+    import numpy as np
+    import torch
+    import transformers
+    from torch.profiler import ProfilerActivity, profile
+
+    import kzoo
+    from bert import CONFIG, _random_batch
+
+    x, _ = _random_batch(32, 128)
+    backbone = kzoo.BertBackbone(
+        **CONFIG, dtype=None if args.dtype == "float32" else args.dtype)
+    backbone.compile(jit_compile=False)
+    config = transformers.BertConfig(
+        vocab_size=CONFIG["vocabulary_size"], hidden_size=CONFIG["hidden_dim"],
+        num_hidden_layers=CONFIG["num_layers"], num_attention_heads=CONFIG["num_heads"],
+        intermediate_size=CONFIG["intermediate_dim"],
+        max_position_embeddings=CONFIG["max_sequence_length"])
+    reference = transformers.BertModel(config).eval().to(getattr(torch, args.dtype))
+    ids = torch.from_numpy(x["token_ids"]).long()
+    mask = torch.from_numpy(x["padding_mask"]).long()
+
+    def hf():
+        with torch.inference_mode():
+            return reference(input_ids=ids, attention_mask=mask)
+
+    def kz():
+        return backbone.predict_on_batch(x)
+
+    runs = {"kzoo": kz, "transformers": hf}
+    for fn in runs.values():
+        fn(), fn()
+    wall = {name: [] for name in runs}
+    for _ in range(args.reps):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            wall[name].append(time.perf_counter() - start)
+    ops = {}
+    for name, fn in runs.items():
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(args.passes):
+                fn()
+        ops[name] = {e.key: (e.self_cpu_time_total / 1e3 / args.passes,
+                             e.count // args.passes)
+                     for e in prof.key_averages()}
+
+    print(f"{args.dtype}, batch 32 x 128, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads, transformers attention: "
+          f"{reference.config._attn_implementation}")
+    print("wall ms a pass (median): " + ", ".join(
+        f"{name} {np.median(t) * 1e3:.1f}" for name, t in wall.items()))
+    keys = sorted(set(ops["kzoo"]) | set(ops["transformers"]),
+                  key=lambda k: -max(ops["kzoo"].get(k, (0, 0))[0],
+                                     ops["transformers"].get(k, (0, 0))[0]))
+    print(f"{'op (self CPU ms a pass, calls)':<56} {'kzoo':>14} {'transformers':>14}")
+    for key in keys[:args.top]:
+        cells = []
+        for name in ("kzoo", "transformers"):
+            ms, calls = ops[name].get(key, (0.0, 0))
+            cells.append(f"{ms:8.1f} x{calls:<4}" if calls else f"{'-':>14}")
+        print(f"{key[:56]:<56} {cells[0]:>14} {cells[1]:>14}")
+    for name in runs:
+        total = sum(ms for ms, _ in ops[name].values())
+        print(f"{name}: all ops' self CPU {total:.1f} ms a pass")
+
+
+if __name__ == "__main__":
+    main()
