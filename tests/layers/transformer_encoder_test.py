@@ -100,6 +100,46 @@ def test_pre_norm_and_tanh_gelu_match_numpy():
     assert_allclose(out, expected, atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("setting", ["float32", "lora", "mixed_bfloat16"])
+def test_inference_projections_compute_the_einsum_layers(setting):
+    """At inference the attention's EinsumDense projections run as plain
+    products (`_projection`); each must equal the layer's own call (Keras'
+    einsum), with LoRA's merged kernel and under a mixed policy too."""
+    layer = _randomised(activation="gelu")
+    if setting == "mixed_bfloat16":
+        mixed = TransformerEncoder(intermediate_dim=INTERMEDIATE, num_heads=HEADS,
+                                   layer_norm_epsilon=1e-12, dtype="mixed_bfloat16")
+        mixed.build(X.shape)
+        mixed.set_weights(layer.get_weights())
+        layer = mixed
+    att = layer.self_attention_layer
+    if setting == "lora":
+        for dense in (att.query_dense, att.value_dense, att.output_dense):
+            dense.enable_lora(2)
+            rng = np.random.default_rng(2)
+            dense.lora_kernel_b.assign(rng.normal(size=dense.lora_kernel_b.shape)
+                                       .astype("float32"))
+    tolerance = {"atol": 2e-2, "rtol": 2e-2} if setting == "mixed_bfloat16" else {
+        "atol": 1e-5, "rtol": 1e-5}
+    heads = RNG.normal(size=(2, 5, HEADS, HIDDEN // HEADS)).astype("float32")
+    cases = [(att.query_dense, X), (att.key_dense, X), (att.value_dense, X),
+             (att.output_dense, heads)]
+    for dense, inputs in cases:
+        expected = dense(inputs)
+        with keras.src.backend.AutocastScope(layer.compute_dtype):
+            got = layer._projection(
+                dense, keras.ops.cast(inputs, layer.compute_dtype), fast=True)
+        assert tuple(got.shape) == tuple(expected.shape)
+        assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
+        assert_allclose(keras.ops.cast(got, "float32"),
+                        keras.ops.cast(expected, "float32"), **tolerance)
+    # The whole block at inference still matches the numpy transcription
+    # (the LoRA kernels included, read through `kernel`).
+    if setting != "mixed_bfloat16":
+        assert_allclose(layer(X, padding_mask=PADDING, training=False),
+                        _reference(layer, X, PADDING, _gelu), atol=2e-5, rtol=1e-4)
+
+
 def test_padded_keys_are_ignored():
     layer = _randomised(activation="relu")
     changed = X.copy()
