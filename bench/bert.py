@@ -221,19 +221,27 @@ def _accuracy_check(args):
     }
 
 
-def _transformers_worker(args):
-    import torch
+def transformers_config(**kwargs):
+    """``transformers.BertConfig`` of ``CONFIG``'s shape (also used by
+    ``profile_bert.py``); ``kwargs`` are further config fields."""
     import transformers
 
-    config = transformers.BertConfig(
+    return transformers.BertConfig(
         vocab_size=CONFIG["vocabulary_size"],
         hidden_size=CONFIG["hidden_dim"],
         num_hidden_layers=CONFIG["num_layers"],
         num_attention_heads=CONFIG["num_heads"],
         intermediate_size=CONFIG["intermediate_dim"],
         max_position_embeddings=CONFIG["max_sequence_length"],
-        num_labels=NUM_CLASSES,
+        **kwargs,
     )
+
+
+def _transformers_worker(args):
+    import torch
+    import transformers
+
+    config = transformers_config(num_labels=NUM_CLASSES)
     x, y = _random_batch(args.batch, args.length)
     inputs = {
         "input_ids": torch.from_numpy(x["token_ids"]).long(),

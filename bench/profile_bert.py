@@ -38,18 +38,14 @@ def main(argv=None):
     from torch.profiler import ProfilerActivity, profile
 
     import kzoo
-    from bert import CONFIG, _random_batch
+    from bert import CONFIG, _random_batch, transformers_config
 
     x, _ = _random_batch(32, 128)
     backbone = kzoo.BertBackbone(
         **CONFIG, dtype=None if args.dtype == "float32" else args.dtype)
     backbone.compile(jit_compile=False)
-    config = transformers.BertConfig(
-        vocab_size=CONFIG["vocabulary_size"], hidden_size=CONFIG["hidden_dim"],
-        num_hidden_layers=CONFIG["num_layers"], num_attention_heads=CONFIG["num_heads"],
-        intermediate_size=CONFIG["intermediate_dim"],
-        max_position_embeddings=CONFIG["max_sequence_length"])
-    reference = transformers.BertModel(config).eval().to(getattr(torch, args.dtype))
+    reference = transformers.BertModel(transformers_config()).eval().to(
+        getattr(torch, args.dtype))
     ids = torch.from_numpy(x["token_ids"]).long()
     mask = torch.from_numpy(x["padding_mask"]).long()
 

@@ -1,6 +1,7 @@
 """What the Transformer encoder and decoder blocks share: arguments, config."""
 
 import functools
+import math
 
 import keras
 from keras import ops
@@ -12,6 +13,35 @@ _EXTRA_ACTIVATIONS = {
     # tanh approximation of GELU (keras-hub's BERT, GPT-2, HF "gelu_new")
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
 }
+
+
+#: ``MultiHeadAttention``'s ``EinsumDense`` equations on [batch, length, ...]
+#: inputs that are one matrix product: how many leading kernel axes contract
+#: with the inputs' trailing ones
+_PRODUCT_EQUATIONS = {"abc,cde->abde": 1, "abcd,cde->abe": 2}
+
+
+def _einsum_as_product(layer, x, contracted):
+    """What ``layer`` (an ``EinsumDense``, equation in ``_PRODUCT_EQUATIONS``)
+    computes, as a plain matrix product: inputs [batch, length, in] against
+    the kernel flattened to [in, out], the bias added, the output unflattened.
+    PyTorch runs the einsum as a batched product on copies of its operands:
+    BERT inference (MiniLM shape, batch 32 x 128, the two forms taking turns
+    in one process, 12 passes each) took 0.78-0.89x the time in float32 and
+    0.96x in bf16; JAX and TensorFlow within 3% either way."""
+    kernel = layer.kernel  # LoRA's merged kernel when enabled
+    kernel_shape = tuple(kernel.shape)
+    width_in = math.prod(kernel_shape[:contracted])
+    width_out = math.prod(kernel_shape[contracted:])
+    # Explicit widths, not -1: an empty batch has nothing to infer it from.
+    lead = tuple(ops.shape(x)[:2])
+    y = ops.matmul(ops.reshape(x, lead + (width_in,)),
+                   ops.reshape(kernel, (width_in, width_out)))
+    if layer.bias is not None:
+        y = ops.add(y, ops.reshape(layer.bias, (width_out,)))
+    if layer.activation is not None:
+        y = layer.activation(y)
+    return ops.reshape(y, lead + kernel_shape[contracted:])
 
 
 def get_activation(activation):
@@ -87,11 +117,17 @@ class TransformerBlock(keras.layers.Layer):
         per-call bookkeeping (input casts, masks, name scopes), which costs
         more than a small matmul on eager backends (torch): for inference,
         once the block's own ``__call__`` has cast the inputs and set the
-        dtype scope. A quantized layer runs its quantized computation."""
+        dtype scope. A quantized layer runs its quantized computation; an
+        ``EinsumDense`` whose equation is a flattened matrix product (the
+        attention projections) runs as that product (``_einsum_as_product``)."""
         if not fast:
             return layer(x)
         if layer.quantization_mode is not None:
             return layer.quantized_call(x)
+        if isinstance(layer, keras.layers.EinsumDense):
+            contracted = _PRODUCT_EQUATIONS.get(layer.equation)
+            if contracted is not None:
+                return _einsum_as_product(layer, x, contracted)
         return layer.call(x)
 
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",

@@ -1,7 +1,5 @@
 """Transformer encoder block: self-attention and a feed-forward network."""
 
-import math
-
 import keras
 from keras import ops
 
@@ -158,9 +156,9 @@ class TransformerEncoder(TransformerBlock):
         attention = self.self_attention_layer
         fast = not training
         # [batch, length, heads, head_dim]
-        query = self._projection(attention._query_dense, x, fast)
-        key = self._projection(attention._key_dense, x, fast)
-        value = self._projection(attention._value_dense, x, fast)
+        query = self._sublayer(attention._query_dense, x, fast)
+        key = self._sublayer(attention._key_dense, x, fast)
+        value = self._sublayer(attention._value_dense, x, fast)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
         if training and self.dropout > 0:
@@ -172,40 +170,7 @@ class TransformerEncoder(TransformerBlock):
             x = ops.dot_product_attention(
                 query, key, value, mask=mask,
                 scale=attention._inverse_sqrt_key_dim)
-        return self._projection(attention._output_dense, x, fast)
-
-    #: the attention's EinsumDense equations that `_projection` computes as
-    #: one matrix product: inputs [batch, length, in] against the kernel
-    #: flattened to [in, out] (its leading axes contract with the inputs'
-    #: trailing ones)
-    _PRODUCT_EQUATIONS = {"abc,cde->abde": 1, "abcd,cde->abe": 2}
-
-    def _projection(self, layer, x, fast):
-        """An attention projection (``EinsumDense``): at inference, as a
-        plain matrix product with the kernel flattened and the bias added,
-        which computes what its einsum does. PyTorch runs the einsum as a
-        batched product on copies of its operands: BERT inference (MiniLM
-        shape, batch 32 x 128, the two forms taking turns in one process,
-        12 passes each) took 0.78-0.89x the time in float32 and 0.96x in
-        bf16; JAX and TensorFlow within 3% either way. Training, a
-        quantized layer or another equation go through the layer."""
-        contracted = self._PRODUCT_EQUATIONS.get(layer.equation)
-        if not fast or contracted is None or layer.quantization_mode is not None:
-            return self._sublayer(layer, x, fast)
-        kernel = layer.kernel
-        kernel_shape = tuple(kernel.shape)
-        width_in = int(math.prod(kernel_shape[:contracted]))
-        width_out = int(math.prod(kernel_shape[contracted:]))
-        inputs = x
-        if contracted > 1:  # [batch, length, heads, head_dim] -> [.., heads * head_dim]
-            # (explicit widths: an empty batch has no -1 to infer)
-            inputs = ops.reshape(x, tuple(ops.shape(x)[:2]) + (width_in,))
-        y = ops.matmul(inputs, ops.reshape(kernel, (width_in, width_out)))
-        if layer.bias is not None:
-            y = ops.add(y, ops.reshape(layer.bias, (width_out,)))
-        if contracted == 1 and len(kernel_shape) > 2:  # [.., heads, head_dim]
-            y = ops.reshape(y, tuple(ops.shape(x)[:2]) + kernel_shape[1:])
-        return y
+        return self._sublayer(attention._output_dense, x, fast)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
         fast = not training  # inference: sublayers without Keras' per-call work

@@ -103,8 +103,8 @@ def test_pre_norm_and_tanh_gelu_match_numpy():
 @pytest.mark.parametrize("setting", ["float32", "lora", "mixed_bfloat16"])
 def test_inference_projections_compute_the_einsum_layers(setting):
     """At inference the attention's EinsumDense projections run as plain
-    products (`_projection`); each must equal the layer's own call (Keras'
-    einsum), with LoRA's merged kernel and under a mixed policy too."""
+    products (`_sublayer` with `fast`); each must equal the layer's own call
+    (Keras' einsum), with LoRA's merged kernel and under a mixed policy too."""
     layer = _randomised(activation="gelu")
     if setting == "mixed_bfloat16":
         mixed = TransformerEncoder(intermediate_dim=INTERMEDIATE, num_heads=HEADS,
@@ -127,7 +127,7 @@ def test_inference_projections_compute_the_einsum_layers(setting):
     for dense, inputs in cases:
         expected = dense(inputs)
         with keras.src.backend.AutocastScope(layer.compute_dtype):
-            got = layer._projection(
+            got = layer._sublayer(
                 dense, keras.ops.cast(inputs, layer.compute_dtype), fast=True)
         assert tuple(got.shape) == tuple(expected.shape)
         assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
