@@ -1,33 +1,59 @@
 """kzoo: word2vec, ELMo, GPT and BERT for Keras 3 on TensorFlow, JAX and PyTorch.
 
-``import kzoo`` imports every public module, so every class is registered for
-Keras serialization. Model classes are also available at the top level
-(``kzoo.BertClassifier``).
+Names load on first use (a module ``__getattr__``): ``import kzoo`` alone
+imports neither Keras nor any backend library, so a program (or the ``kzoo``
+command) can still choose ``KERAS_BACKEND`` after it. The first name used
+imports ``kzoo.models``, which registers every kzoo class for Keras
+serialization (``keras.models.load_model`` finds them); when Keras is already
+imported, that happens at ``import kzoo``. Model classes are also available
+at the top level (``kzoo.BertClassifier``).
 """
 
+import importlib
+import sys
+
 from kzoo.version import __version__  # noqa: F401
-from kzoo.cli.environment import command_line_setup  # noqa: E402
 
-command_line_setup()  # the `kzoo` command's --backend, before Keras is imported
+_SUBPACKAGES = ("analysis", "callbacks", "datasets", "distribution", "export",
+                "layers", "losses", "models", "preprocessing", "presets",
+                "samplers", "testing", "tokenizers", "training")
+# Top-level names that are not model classes, and where they live.
+_NAMES = {
+    "list_presets": "kzoo.presets",
+    "OfflineError": "kzoo.presets.errors",
+    "PresetError": "kzoo.presets.errors",
+    "Tokenizer": "kzoo.tokenizers",
+}
 
-from kzoo import (  # noqa: E402,F401
-    analysis,
-    callbacks,
-    datasets,
-    distribution,
-    export,
-    layers,
-    losses,
-    models,
-    preprocessing,
-    presets,
-    samplers,
-    tokenizers,
-    training,
-)
 
-# Every model class at the top level too: kzoo.BertClassifier, kzoo.BertBackbone, ...
-globals().update({k: v for k, v in vars(models).items() if isinstance(v, type)})
-from kzoo.presets import list_presets  # noqa: E402,F401
-from kzoo.presets.errors import OfflineError, PresetError  # noqa: E402,F401
-from kzoo.tokenizers import Tokenizer  # noqa: E402,F401
+def _model_classes():
+    models = importlib.import_module("kzoo.models")
+    return {k: v for k, v in vars(models).items() if isinstance(v, type)}
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if name in _SUBPACKAGES:
+        _model_classes()  # registers every class first
+        value = importlib.import_module(f"kzoo.{name}")
+    elif name in _NAMES:
+        _model_classes()
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+    else:
+        value = _model_classes().get(name)
+        if value is None:
+            raise AttributeError(f"module 'kzoo' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    names = set(globals()) | set(_SUBPACKAGES) | set(_NAMES)
+    if "kzoo.models" in sys.modules:
+        names |= set(_model_classes())
+    return sorted(names)
+
+
+if "keras" in sys.modules:
+    _model_classes()

@@ -42,37 +42,6 @@ def _missing_backend(backend):
     return None
 
 
-def _option(argv, name):
-    for i, word in enumerate(argv):
-        if word == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if word.startswith(name + "="):
-            return word.split("=", 1)[1]
-    return None
-
-
-def command_line_setup():
-    """Run by ``kzoo/__init__.py`` before it imports Keras, and only when
-    the process is the ``kzoo`` command (the console script imports the
-    package before ``main`` can parse anything): applies ``--backend`` and,
-    without ``--verbose``, imports TensorFlow and Keras with their start-up
-    log lines silenced."""
-    argv = list(sys.argv)
-    command = os.path.basename(argv[0]) if argv else ""
-    via_module = getattr(sys, "orig_argv", [])[1:3] == ["-m", "kzoo.cli"]
-    if command != "kzoo" and not via_module:
-        return
-    backend = _option(argv, "--backend")
-    if backend in BACKENDS:
-        os.environ["KERAS_BACKEND"] = backend
-    chosen = os.environ.get("KERAS_BACKEND", "tensorflow")
-    if chosen in PACKAGES and _missing_backend(chosen):
-        sys.exit(f"kzoo: error: {_missing_backend(chosen)}")
-    if "--verbose" not in argv:
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        _quiet_import("tensorflow", "tensorflow_text", "keras")
-
-
 def prepare(backend=None, verbose=False):
     """Sets ``KERAS_BACKEND`` (checking that its package is installed), then
     imports Keras and kzoo, silently unless ``verbose``."""
@@ -90,10 +59,15 @@ def prepare(backend=None, verbose=False):
     if chosen in PACKAGES and _missing_backend(chosen):
         raise CommandError(_missing_backend(chosen))
     if verbose:
-        import kzoo  # noqa: F401
+        import kzoo.models  # noqa: F401
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    _quiet_import("tensorflow", "keras", "kzoo")
+    from kzoo.preprocessing.engine import tensorflow_installed
+
+    if not tensorflow_installed():
+        _quiet_import("keras", "kzoo.models")
+        return
+    _quiet_import("tensorflow", "keras", "kzoo.models")
     import absl.logging
 
     absl.logging.set_verbosity(absl.logging.ERROR)

@@ -32,6 +32,7 @@ import tempfile
 import keras
 
 from kzoo.export.saved_model import versioned_path, write_saved_model
+from kzoo.preprocessing.engine import require_tensorflow
 
 
 def elmo_hub_module(model, path, version=None):
@@ -46,6 +47,7 @@ def elmo_hub_module(model, path, version=None):
     Returns:
         The folder written.
     """
+    require_tensorflow("Exporting a SavedModel")
     from kzoo.models.elmo.elmo_backbone import ElmoBackbone
     from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
 

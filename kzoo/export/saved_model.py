@@ -27,7 +27,7 @@ import tempfile
 
 import keras
 
-from kzoo.export.word_vectors import export_word_vectors
+from kzoo.preprocessing.engine import require_tensorflow
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,8 @@ def saved_model(task, path, sequence_length=None, version=None):
     Returns:
         The folder written: ``path``, or ``<path>/<version>``.
     """
+    require_tensorflow("Exporting a SavedModel")
+    from kzoo.export.word_vectors import export_word_vectors
     from kzoo.models.task import Task
     from kzoo.models.word2vec.word2vec_task import Word2VecTask
     from kzoo.models.word2vec.word_vectors import WordVectors

@@ -6,8 +6,8 @@ no Keras and no tf-text to load, on any backend.
 """
 
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.tokenizers.word_tokenizer import normalize_words
 
 NEIGHBOURS = 10

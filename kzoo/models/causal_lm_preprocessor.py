@@ -4,8 +4,8 @@ import warnings
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker

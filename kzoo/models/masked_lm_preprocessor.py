@@ -3,8 +3,8 @@
 import math
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.masked_lm_mask_generator import MaskedLMMaskGenerator

@@ -1,8 +1,8 @@
 """A context and N candidate endings → N packed pairs per example."""
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 

@@ -1,8 +1,8 @@
 """Base class of every kzoo task preprocessor."""
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
 from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer, to_tf
@@ -25,7 +25,7 @@ class Preprocessor(PreprocessingLayer):
 
     backbone_cls = None
     tokenizer_cls = None
-    input_dtype = tf.string
+    input_dtype = "string"
     # Special tokens the packer writes (BERT: [CLS] a [SEP] b [SEP]); None
     # leaves the place out. Family subclasses set them.
     start_token = None

@@ -1,8 +1,8 @@
 """(question, context) strings (+ SQuAD answers) → span-extraction inputs."""
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.preprocessing_layer import (
@@ -182,7 +182,6 @@ class QuestionAnswererPreprocessor(Preprocessor):
                                                   sample_weight)
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert
     def context_offsets(self, x):
         """Character spans in the context of every packed position.
 

@@ -5,8 +5,8 @@ import warnings
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
 from kzoo.preprocessing.pipeline import prefetched

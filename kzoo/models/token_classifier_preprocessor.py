@@ -2,8 +2,8 @@
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
@@ -231,7 +231,6 @@ class TokenClassifierPreprocessor(Preprocessor):
             aligned["x"], aligned["y"], aligned["sample_weight"])
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert
     def word_ids(self, x):
         """Which word each packed position came from.
 
@@ -246,7 +245,6 @@ class TokenClassifierPreprocessor(Preprocessor):
         return self._align(x)["word_ids"]
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert
     def split_words(self, x):
         """The words of ``x`` as a call sees them (1-D strings are split on
         whitespace): a ragged ``[batch, None]`` string batch."""

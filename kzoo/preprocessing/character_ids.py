@@ -1,7 +1,7 @@
 """ELMo's character encoding of tokens (bilm-tf, AllenNLP, TF-Hub ELMo)."""
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     PreprocessingLayer,
@@ -75,7 +75,7 @@ class CharacterIds(PreprocessingLayer):
         - [bilm-tf](https://github.com/allenai/bilm-tf), `bilm/data.py`.
     """
 
-    input_dtype = tf.string
+    input_dtype = "string"
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """BERT's masked language model masking."""
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
@@ -74,7 +74,7 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         - [Devlin et al., 2018](https://arxiv.org/abs/1810.04805), section 3.1.
     """
 
-    input_dtype = tf.int32
+    input_dtype = "int32"
 
     def __init__(
         self,

@@ -1,8 +1,7 @@
 """Packs one or more token segments into fixed-length model inputs."""
 
-import tensorflow as tf
-import tensorflow_text as tf_text
 
+from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
@@ -90,7 +89,7 @@ class MultiSegmentPacker(PreprocessingLayer):
           (GPT-1 input transformations).
     """
 
-    input_dtype = tf.int32
+    input_dtype = "int32"
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """BERT's next sentence prediction pairs."""
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
@@ -58,7 +58,7 @@ class NextSentencePairs(RandomPreprocessingLayer):
         - [Devlin et al., 2018](https://arxiv.org/abs/1810.04805), section 3.1.
     """
 
-    input_dtype = tf.string
+    input_dtype = "string"
 
     def __init__(self, random_next_rate=0.5, seed=None, **kwargs):
         super().__init__(seed=seed, **kwargs)

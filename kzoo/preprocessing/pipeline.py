@@ -1,10 +1,10 @@
 """The last stage of every kzoo input pipeline (`tf.data`)."""
 
-import tensorflow as tf
+from kzoo.preprocessing.engine import tf
 
 
-def prefetched(dataset, buffer=tf.data.AUTOTUNE):
-    """`dataset.prefetch(buffer)` (`AUTOTUNE` by default), with tf.data's
+def prefetched(dataset, buffer=-1):
+    """`dataset.prefetch(buffer)` (`AUTOTUNE`, -1, by default), with tf.data's
     model-based autotuning off.
 
     With autotuning on, deleting an iterator waits for the autotuning

@@ -1,24 +1,41 @@
 """The base of every shared preprocessing layer and tokenizer.
 
-Preprocessing runs TensorFlow ops (and tensorflow-text) on every backend, as
-keras-hub's does: inside ``tf.data`` the ops run in the dataset's graph, and
-called eagerly they run as eager TensorFlow. There is one implementation of
-each algorithm; only the conversion at the edges differs:
+Each layer has two implementations of one algorithm (see
+``kzoo.preprocessing.engine``): TensorFlow ops (and tensorflow-text), which
+run inside ``tf.data`` and exported graphs, and a Python one (Hugging Face
+``tokenizers`` and numpy) that needs no TensorFlow. A method decorated with
+``preprocessing_function`` runs its TensorFlow body, or, with the Python
+engine, the layer's method of the same name prefixed ``python_``
+(``call`` → ``python_call``, ``_detokenize`` → ``python_detokenize``). Only
+the conversion at the edges differs between the ways in:
 
 * inputs: Python lists, strings, numpy arrays, ``tf.Tensor`` / ``tf.RaggedTensor``
   and the current backend's tensors are all accepted;
 * outputs: inside a ``tf.function`` / ``tf.data`` map they stay TensorFlow
   tensors (ragged where the data is ragged); called eagerly, dense numeric
-  outputs become tensors of the current Keras backend, ragged ones nested
-  Python lists and strings Python ``str``.
+  outputs become tensors of the current Keras backend (numpy arrays inside
+  ``numpy_outputs()``), ragged ones nested Python lists and strings Python
+  ``str``.
+
+The Python implementations take and return Python values: ``str`` and lists
+of ``str`` for text, numpy arrays for dense numbers, lists of 1-D numpy
+arrays for ragged rows (``to_python`` gives inputs that form).
 """
 
+import contextlib
 import functools
 import threading
 
 import keras
 import numpy as np
-import tensorflow as tf
+
+from kzoo.preprocessing.engine import (
+    engine,
+    in_tensorflow_graph,
+    is_tensorflow_value,
+    tensorflow_installed,
+    tf,
+)
 
 _STATE = threading.local()
 
@@ -152,16 +169,126 @@ def _to_backend(value):
     return keras.ops.convert_to_tensor(value)
 
 
+def _is_text(value):
+    return isinstance(value, (str, bytes, np.str_, np.bytes_))
+
+
+def _python_text(value):
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
+
+
+def to_python(x):
+    """Converts one input to the form the Python implementations take.
+
+    Text becomes ``str`` (bytes decoded as UTF-8, invalid bytes replaced by
+    U+FFFD) or a (nested) list of ``str``; numbers a numpy array, or a list
+    of numpy arrays when the rows differ in length; a tuple stays a tuple of
+    converted members and a dict a dict; tensors of any backend become
+    numpy.
+    """
+    if x is None:
+        return None
+    if _is_text(x):
+        return _python_text(x)
+    if isinstance(x, dict):
+        return {k: to_python(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(to_python(v) for v in x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "USO":
+            return to_python(x.tolist())
+        return x
+    if isinstance(x, list):
+        if not x:
+            return []
+        if any(_is_text(v) for v in x):
+            for i, v in enumerate(x):
+                if not _is_text(v):
+                    raise TypeError(
+                        f"Item {i} of the text batch is {type(v).__name__} "
+                        f"{v!r}, not a str: every item must be a str (use \"\" "
+                        "for an empty text).")
+            return [_python_text(v) for v in x]
+        if any(isinstance(v, list) and v and _is_text(v[0]) for v in x):
+            return [to_python(v) for v in x]
+        if all(isinstance(v, (int, float, np.generic)) for v in x):
+            return np.asarray(x)
+        rows = [to_python(v) for v in x]
+        if all(isinstance(r, np.ndarray) for r in rows):
+            if len({r.shape for r in rows}) == 1:
+                return np.stack(rows)
+            if all(r.ndim == 1 for r in rows):
+                return rows
+        return rows
+    if isinstance(x, (int, float, np.generic)):
+        return np.asarray(x)
+    if is_tensorflow_value(x):
+        if isinstance(x, tf.RaggedTensor):
+            return to_python(x.to_list())
+        return to_python(x.numpy())
+    return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def from_python(x):
+    """Converts one eager Python output to the user-facing form: dense
+    numeric arrays to tensors of the current backend (numpy inside
+    ``numpy_outputs()``), ragged rows to nested lists, text to ``str``."""
+    if isinstance(x, dict):
+        return {k: from_python(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(from_python(v) for v in x)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind in "USO":
+            return x.tolist()
+        if getattr(_STATE, "numpy_outputs", False):
+            return x
+        return _to_backend(x)
+    if isinstance(x, list):
+        return [v.tolist() if isinstance(v, np.ndarray) else v for v in x]
+    return x
+
+
+@contextlib.contextmanager
+def numpy_outputs():
+    """Eager Python-engine calls in the block return numpy arrays instead of
+    backend tensors (an input pipeline feeding Keras wants numpy)."""
+    previous = getattr(_STATE, "numpy_outputs", False)
+    _STATE.numpy_outputs = True
+    try:
+        yield
+    finally:
+        _STATE.numpy_outputs = previous
+
+
+def _has_tensorflow_input(args, kwargs):
+    leaves = keras.tree.flatten((args, kwargs))
+    return any(is_tensorflow_value(leaf) for leaf in leaves)
+
+
+def use_python(args=(), kwargs=None):
+    """Whether a call on these arguments runs the Python implementation."""
+    if in_tensorflow_graph() or _has_tensorflow_input(args, kwargs or {}):
+        return False
+    return engine() == "python"
+
+
+def _python_name(fn):
+    return "python_" + fn.__name__.lstrip("_")
+
+
 def preprocessing_function(fn):
-    """Wraps a method so it converts its inputs to TF and eager outputs back.
+    """Wraps a method so it converts its inputs and eager outputs, and runs
+    the TensorFlow body or the layer's Python implementation
+    (``python_<name>``), as the engine says (see the module doc).
 
     Only the outermost wrapped call converts, so a wrapped method may call
-    another wrapped method and keep working on TF tensors.
+    another wrapped method and keep working on TF tensors (or Python values).
     """
+    python_name = _python_name(fn)
 
-    @functools.wraps(fn)
-    @tf.autograph.experimental.do_not_convert
-    def wrapper(self, *args, **kwargs):
+    def tensorflow_call(self, args, kwargs):
         outermost = _depth() == 0
         dtype = getattr(self, "input_dtype", None)
         if outermost:
@@ -170,7 +297,8 @@ def preprocessing_function(fn):
                          for a in args)
         _STATE.depth = _depth() + 1
         try:
-            outputs = fn(self, *args, **kwargs)
+            outputs = tf.autograph.experimental.do_not_convert(fn)(
+                self, *args, **kwargs)
         finally:
             _STATE.depth = _depth() - 1
         if outermost and tf.executing_eagerly():
@@ -179,7 +307,50 @@ def preprocessing_function(fn):
             )
         return outputs
 
+    def python_call(self, args, kwargs):
+        implementation = getattr(self, python_name, None)
+        if implementation is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.{fn.__name__} has no Python "
+                "implementation yet: install TensorFlow to run it "
+                "(pip install 'kzoo[tensorflow]').")
+        outermost = _depth() == 0
+        if outermost:
+            args = tuple(to_python(a) for a in args)
+        _STATE.depth = _depth() + 1
+        try:
+            outputs = implementation(*args, **kwargs)
+        finally:
+            _STATE.depth = _depth() - 1
+        if outermost:
+            outputs = from_python(outputs)
+        return outputs
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if _depth() > 0:  # a nested call runs where its caller runs
+            python = getattr(_STATE, "python", False)
+            return (python_call if python else tensorflow_call)(self, args, kwargs)
+        python = use_python(args, kwargs)
+        if (python and getattr(self, python_name, None) is None
+                and tensorflow_installed()):
+            python = False  # no Python implementation: TensorFlow's
+        _STATE.python = python
+        try:
+            return (python_call if python else tensorflow_call)(self, args, kwargs)
+        finally:
+            _STATE.python = False
+
+    wrapper.python_name = python_name
     return wrapper
+
+
+def _wrapped_call(cls):
+    wrapped = cls.__dict__.get("_kzoo_wrapped_call")
+    if wrapped is None:
+        wrapped = preprocessing_function(cls.call)
+        setattr(cls, "_kzoo_wrapped_call", wrapped)
+    return wrapped
 
 
 class PreprocessingLayer(keras.layers.Layer):
@@ -191,7 +362,7 @@ class PreprocessingLayer(keras.layers.Layer):
     says, on every Keras backend and inside ``tf.data``.
     """
 
-    input_dtype = tf.int32
+    input_dtype = "int32"
 
     def __init__(self, **kwargs):
         kwargs.setdefault("trainable", False)
@@ -201,7 +372,7 @@ class PreprocessingLayer(keras.layers.Layer):
         self.built = True
 
     def __call__(self, *args, **kwargs):
-        return preprocessing_function(type(self).call)(self, *args, **kwargs)
+        return _wrapped_call(type(self))(self, *args, **kwargs)
 
     def compute_output_spec(self, *args, **kwargs):
         raise NotImplementedError(
@@ -229,6 +400,10 @@ class RandomPreprocessingLayer(PreprocessingLayer):
     seeds give independent streams): a layer built with the same seed gives the same outputs
     for the same sequence of calls, eagerly or inside a (non-parallel)
     ``tf.data`` map. ``seed=None`` draws from a non-deterministic state.
+
+    The Python implementations draw from ``python_generator``, a numpy
+    Philox generator keyed by the same seed: the same distributions, not
+    the same draws as TensorFlow's stream.
     """
 
     def __init__(self, seed=None, **kwargs):
@@ -237,6 +412,18 @@ class RandomPreprocessingLayer(PreprocessingLayer):
             check_type("seed", seed, int, "an int or None")
         self.seed = seed
         self._generator_holder = []  # a list keeps it out of Keras' tracking
+
+    @property
+    def python_generator(self):
+        """The numpy ``Generator`` the Python implementation draws from."""
+        holder = self.__dict__.get("_python_generator_holder")
+        if holder is None:
+            holder = []
+            object.__setattr__(self, "_python_generator_holder", holder)
+        if not holder:
+            key = None if self.seed is None else self.seed % 2**64
+            holder.append(np.random.Generator(np.random.Philox(key=key)))
+        return holder[0]
 
     @property
     def generator(self):
@@ -256,6 +443,7 @@ class RandomPreprocessingLayer(PreprocessingLayer):
         if seed is not None:
             self.seed = seed
         self._generator_holder.clear()
+        self.__dict__.get("_python_generator_holder", []).clear()
 
     def get_config(self):
         config = super().get_config()

@@ -1,8 +1,8 @@
 """word2vec's skip-gram training pairs with negative samples, per batch."""
 
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
@@ -137,7 +137,7 @@ class SkipGramSampler(RandomPreprocessingLayer):
         - [word2vec.c](https://code.google.com/archive/p/word2vec/).
     """
 
-    input_dtype = tf.int32
+    input_dtype = "int32"
 
     def __init__(
         self,

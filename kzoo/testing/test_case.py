@@ -2,7 +2,7 @@
 
 import keras
 import numpy as np
-import tensorflow as tf
+from kzoo.preprocessing.engine import tf
 
 
 def to_numpy(x):

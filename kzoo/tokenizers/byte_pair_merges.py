@@ -4,8 +4,8 @@ import collections
 import heapq
 import json
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.byte_pair_tokenizer import bytes_to_unicode, split_words

@@ -4,9 +4,8 @@ import json
 import os
 import re
 
-import tensorflow as tf
-import tensorflow_text as tf_text
 
+from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     check_type,
@@ -135,7 +134,7 @@ def split_words(text, unsplittable_tokens=(), add_prefix_space=False):
             pieces.with_flat_values(word_is_special).merge_dims(1, 2))
 
 
-def _static_table(keys, values, default, dtype=tf.string):
+def _static_table(keys, values, default, dtype="string"):
     return tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
             tf.constant(keys, tf.string), tf.constant(values, dtype)),
@@ -412,7 +411,6 @@ class BytePairTokenizer(Tokenizer):
         return words.with_flat_values(ids).merge_dims(1, 2)
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def tokenize(self, inputs):
         """Strings to token ids (see the class docstring for shapes)."""
         self._check_vocabulary()
@@ -438,7 +436,6 @@ class BytePairTokenizer(Tokenizer):
         return self._detokenize(inputs)
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def _detokenize(self, inputs):
         self._check_vocabulary()
         tables = self._tables()

@@ -2,8 +2,8 @@
 
 import os
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.preprocessing.preprocessing_layer import (
     PreprocessingLayer,
     check_type,
@@ -40,7 +40,7 @@ class Tokenizer(PreprocessingLayer):
     with the padding id) when ``sequence_length`` is set.
     """
 
-    input_dtype = tf.string
+    input_dtype = "string"
     #: asset files written by save_assets, read by load_assets
     asset_files = (VOCABULARY_FILE,)
 

@@ -2,9 +2,8 @@
 
 import re
 
-import tensorflow as tf
-import tensorflow_text as tf_text
 
+from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     check_type,
@@ -455,13 +454,11 @@ class WordPieceTokenizer(Tokenizer):
         return outputs
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def tokenize(self, inputs):
         """Strings to token ids (see the class docstring for shapes)."""
         return self._tokenize_all(inputs, offsets=False)["token_ids"]
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def tokenize_with_offsets(self, inputs):
         """Strings to a dict of ``token_ids``, ``start_offsets``, ``end_offsets``.
 
@@ -488,7 +485,6 @@ class WordPieceTokenizer(Tokenizer):
         return self._detokenize(inputs)
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def _detokenize(self, inputs):
         self._check_vocabulary()
         ids = tf.cast(inputs, tf.int64)

@@ -3,9 +3,8 @@
 import collections
 import os
 
-import tensorflow as tf
-from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.tokenizer import to_valid_utf8, write_lines
@@ -125,6 +124,10 @@ def compute_word_piece_vocabulary(
     word_counts = [(w.decode("utf-8"), c) for w, c in counts.items()]
     vocabulary = list(reserved_tokens)
     if word_counts:
+        from tensorflow_text.tools.wordpiece_vocab import (
+            wordpiece_tokenizer_learner_lib,
+        )
+
         # include_joiner_token: suffix pieces carry the "##" prefix.
         vocabulary = wordpiece_tokenizer_learner_lib.learn(
             word_counts, vocabulary_size, vocabulary, lower_thresh=1,

@@ -4,8 +4,8 @@ import collections
 import os
 
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.preprocessing.preprocessing_layer import preprocessing_function

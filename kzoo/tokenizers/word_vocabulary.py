@@ -3,8 +3,8 @@
 import collections
 import os
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.word_tokenizer import split_words

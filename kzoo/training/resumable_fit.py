@@ -5,8 +5,8 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.callbacks import EpochCheckpoint, TrainingCurves
 
 

@@ -1,7 +1,7 @@
 """Documents → BERT pretraining batches (masked LM + next sentence pairs)."""
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer

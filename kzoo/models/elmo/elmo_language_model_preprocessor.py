@@ -1,8 +1,8 @@
 """Raw sentences → ELMo's biLM inputs and next/previous word targets."""
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.preprocessor import Preprocessor

@@ -1,7 +1,7 @@
 """GPT-1's BPE tokenizer: BERT's basic tokenization, then BPE with ``</w>``."""
 
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type, preprocessing_function
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
@@ -87,7 +87,6 @@ class GPT1Tokenizer(BytePairTokenizer):
         return words.with_flat_values(tf.gather(pieces, index)).merge_dims(1, 2)
 
     @preprocessing_function
-    @tf.autograph.experimental.do_not_convert  # plain TF ops: no autograph
     def _detokenize(self, inputs):
         ids = tf.cast(inputs, tf.int64)
         tokens = tf.gather(self._tables()["tokens"], ids)

@@ -1,8 +1,8 @@
 """Strings → GPT-1 fine-tuning inputs: ``<|start|> a <|delim|> b <|extract|>``."""
 
 import keras
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_tokenizer import (

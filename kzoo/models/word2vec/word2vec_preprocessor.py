@@ -5,8 +5,8 @@ from pathlib import Path
 
 import keras
 import numpy as np
-import tensorflow as tf
 
+from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
