@@ -250,6 +250,19 @@ def from_python(x):
     return x
 
 
+def pad_rows(rows, length, pad_value=0, dtype="int32"):
+    """Ragged rows (a list of 1-D sequences) as a dense
+    ``[len(rows), length]`` numpy array: each row truncated to ``length`` or
+    padded with ``pad_value`` (``length=None``: the longest row's length)."""
+    if length is None:
+        length = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), length), pad_value, dtype=dtype)
+    for i, row in enumerate(rows):
+        row = row[:length]
+        out[i, :len(row)] = row
+    return out
+
+
 @contextlib.contextmanager
 def numpy_outputs():
     """Eager Python-engine calls in the block return numpy arrays instead of

@@ -9,3 +9,7 @@ from kzoo.testing.test_case import (  # noqa: F401
     run_saving_test,
     to_numpy,
 )
+from kzoo.testing.without_tensorflow import (  # noqa: F401
+    check_without_tensorflow,
+    run_without_tensorflow,
+)

@@ -2,7 +2,8 @@
 
 import keras
 import numpy as np
-from kzoo.preprocessing.engine import tf
+
+from kzoo.preprocessing.engine import engine_scope, is_tensorflow_value, tf
 
 
 def to_numpy(x):
@@ -11,13 +12,13 @@ def to_numpy(x):
         return {k: to_numpy(v) for k, v in x.items()}
     if isinstance(x, tuple):
         return tuple(to_numpy(v) for v in x)
-    if isinstance(x, tf.RaggedTensor):
+    if is_tensorflow_value(x) and isinstance(x, tf.RaggedTensor):
         return np.asarray(x.to_list(), dtype=object)
-    if isinstance(x, (tf.Tensor, tf.Variable)):
+    if is_tensorflow_value(x) and isinstance(x, (tf.Tensor, tf.Variable)):
         value = x.numpy()
         return value.astype(object) if x.dtype == tf.string else value
     if isinstance(x, list):
-        if any(isinstance(v, (str, bytes)) for v in tf.nest.flatten(x)):
+        if any(isinstance(v, (str, bytes)) for v in keras.tree.flatten(x)):
             # Not numpy's fixed-width strings: they drop trailing NULs.
             return np.asarray(x, dtype=object)
         try:
@@ -123,6 +124,8 @@ def run_preprocessing_layer_test(
     """The checks every preprocessing layer passes.
 
     * eager call on Python / numpy input (and the expected output, if given);
+    * a layer with a Python implementation gives the same output on the
+      Python engine (random layers: tested apart, on their statistics);
     * the same batch through ``tf.data`` ``.batch().map(layer)`` gives the same
       output (for random layers: a fresh layer with the same seed);
     * ``get_config`` → ``from_config`` and Keras (de)serialization round trip
@@ -150,6 +153,10 @@ def run_preprocessing_layer_test(
     eager = call(layer, input_data)
     if expected_output is not None:
         assert_all_equal(eager, expected_output, "eager output")
+    if not random and hasattr(layer, "python_call"):
+        with engine_scope("python"):
+            assert_all_equal(call(layer_cls(**init_kwargs), input_data), eager,
+                             "Python engine vs TensorFlow engine")
 
     n = len(next(iter(input_data.values())) if isinstance(input_data, dict)
             else input_data[0] if isinstance(input_data, tuple) else input_data)

@@ -7,6 +7,7 @@ from kzoo.preprocessing.engine import tf
 from kzoo.preprocessing.preprocessing_layer import (
     PreprocessingLayer,
     check_type,
+    pad_rows,
     preprocessing_function,
     to_valid_utf8,  # noqa: F401 (re-exported for tokenizers)
 )
@@ -68,6 +69,9 @@ class Tokenizer(PreprocessingLayer):
     def call(self, inputs):
         return self.tokenize(inputs)
 
+    def python_call(self, inputs):
+        return self.tokenize(inputs)
+
     def vocabulary_size(self):
         return len(self.get_vocabulary())
 
@@ -95,6 +99,14 @@ class Tokenizer(PreprocessingLayer):
         return ids.to_tensor(
             default_value=pad_id, shape=[None, self.sequence_length]
         )
+
+    def _python_pad_to_sequence_length(self, rows, pad_id):
+        """The Python engine's ``_pad_to_sequence_length``: a list of 1-D
+        id arrays stays a list without ``sequence_length``, else becomes a
+        dense ``[batch, sequence_length]`` array."""
+        if self.sequence_length is None:
+            return rows
+        return pad_rows(rows, self.sequence_length, pad_id, self.compute_dtype)
 
     def save_assets(self, dir_path):
         write_lines(os.path.join(dir_path, VOCABULARY_FILE), self.get_vocabulary())
