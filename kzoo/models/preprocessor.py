@@ -5,7 +5,11 @@ import keras
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
-from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer, to_tf
+from kzoo.preprocessing.preprocessing_layer import (
+    PreprocessingLayer,
+    to_tf,
+    use_python,
+)
 from kzoo.presets import preset_loader, preset_saver
 
 
@@ -37,10 +41,11 @@ class Preprocessor(PreprocessingLayer):
         self.tokenizer = tokenizer
 
     def __call__(self, x, y=None, sample_weight=None, **kwargs):
-        # y and sample_weight are numbers: convert them apart from the text.
-        y = tf.nest.map_structure(to_tf, y) if y is not None else None
-        if sample_weight is not None:
-            sample_weight = tf.nest.map_structure(to_tf, sample_weight)
+        if not (use_python((x, y, sample_weight)) and hasattr(self, "python_call")):
+            # y and sample_weight are numbers: convert them apart from the text.
+            y = tf.nest.map_structure(to_tf, y) if y is not None else None
+            if sample_weight is not None:
+                sample_weight = tf.nest.map_structure(to_tf, sample_weight)
         return super().__call__(x, y, sample_weight, **kwargs)
 
     def special_token_id(self, token):

@@ -61,6 +61,10 @@ class TextClassifierPreprocessor(Preprocessor):
         packed = self.packer(tuple(self.tokenizer(s) for s in segments))
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
 
+    def python_call(self, x, y=None, sample_weight=None):
+        # Python values: a pair is a tuple; a list is one batch of texts.
+        return self.call(x if isinstance(x, tuple) else (x,), y, sample_weight)
+
     def get_config(self):
         config = super().get_config()
         config.update(sequence_length=self.sequence_length, truncate=self.truncate,
