@@ -6,10 +6,10 @@ import os
 import sys
 
 BACKENDS = ("tensorflow", "jax", "torch")
-# What each backend needs, as pyproject pins it.
-PACKAGES = {"tensorflow": ("tensorflow", "tensorflow==2.21.0"),
-            "jax": ("jax", "jax[cpu]==0.10.2"),
-            "torch": ("torch", "torch==2.13.0")}
+# What each backend needs: its module, and the install that brings it.
+PACKAGES = {"tensorflow": ("tensorflow", "kzoo[tensorflow]"),
+            "jax": ("jax", "kzoo[jax]"),
+            "torch": ("torch", "kzoo[torch]")}
 
 
 class CommandError(Exception):

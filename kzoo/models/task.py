@@ -9,14 +9,22 @@ import numpy as np
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
+from kzoo.preprocessing.batches import PreprocessedBatches
+from kzoo.preprocessing.engine import is_tensorflow_value
 from kzoo.preprocessing.pipeline import prefetched
-from kzoo.preprocessing.preprocessing_layer import to_tf
+from kzoo.preprocessing.preprocessing_layer import to_tf, use_python
 from kzoo.presets import preset_loader, preset_saver
+
+
+def _is_dataset(x):
+    """True for a ``tf.data.Dataset`` (False, without importing TensorFlow,
+    when TensorFlow is not imported)."""
+    return is_tensorflow_value(x) and isinstance(x, tf.data.Dataset)
 
 
 def _is_raw_text(x):
     """True when ``x`` holds strings (a task then needs its preprocessor)."""
-    leaves = tf.nest.flatten(x)
+    leaves = tf.nest.flatten(x) if is_tensorflow_value(x) else keras.tree.flatten(x)
     if not leaves:
         return False
     leaf = leaves[0]
@@ -24,8 +32,8 @@ def _is_raw_text(x):
         return True
     if isinstance(leaf, np.ndarray):
         return leaf.dtype.kind in "USO"
-    if isinstance(leaf, (tf.Tensor, tf.RaggedTensor, tf.TensorSpec,
-                         tf.RaggedTensorSpec)):
+    if is_tensorflow_value(leaf) and isinstance(
+            leaf, (tf.Tensor, tf.RaggedTensor, tf.TensorSpec, tf.RaggedTensorSpec)):
         return leaf.dtype == tf.string
     if isinstance(leaf, (list, tuple)) and leaf:
         return _is_raw_text(leaf[0])
@@ -50,7 +58,7 @@ def _has_text(x):
     if isinstance(x, np.ndarray) and x.dtype == object:
         x = x.tolist()
     return isinstance(x, (list, tuple)) and any(
-        isinstance(v, (str, bytes)) for v in tf.nest.flatten(x))
+        isinstance(v, (str, bytes)) for v in keras.tree.flatten(x))
 
 
 def _check_text_items(x, where="the text batch", strict=False):
@@ -178,9 +186,12 @@ class Task(keras.Model):
 
     ``fit``, ``evaluate`` and ``predict`` take raw data when the task has a
     preprocessor: Python lists or numpy arrays of strings (with labels), or a
-    ``tf.data.Dataset`` of raw batches. The preprocessor is mapped over the
-    data in ``tf.data`` on every backend; already preprocessed tensors pass
-    straight to the model when ``preprocessor`` is None.
+    ``tf.data.Dataset`` of raw batches. With the TensorFlow preprocessing
+    engine the preprocessor is mapped over the data in ``tf.data``; with the
+    Python engine (TensorFlow not installed, or chosen: see
+    ``kzoo.preprocessing.engine``) a ``keras.utils.PyDataset`` runs it in
+    worker threads. Already preprocessed tensors pass straight to the model
+    when ``preprocessor`` is None.
 
     Subclasses build a functional model (``backbone`` and head layers first,
     then ``super().__init__(inputs=..., outputs=...)``), set
@@ -278,7 +289,10 @@ class Task(keras.Model):
     # --- data ---
     def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
                             shuffle=False):
-        """Raw data → a batched tf.data.Dataset with the preprocessor mapped.
+        """Raw data → batches with the preprocessor applied: a batched
+        ``tf.data.Dataset`` with the preprocessor mapped (the TensorFlow
+        engine, or a dataset given), or a ``PreprocessedBatches`` (the Python
+        engine; no TensorFlow).
 
         Under a ``keras.distribution`` (JAX's data or model parallelism) the
         batches are whole (a partial last batch is dropped: it could not be
@@ -287,8 +301,12 @@ class Task(keras.Model):
         """
         batch_size = batch_size or 32
         static_batch = (keras.distribution.distribution() is not None
-                        and not isinstance(x, tf.data.Dataset))
-        if isinstance(x, tf.data.Dataset):
+                        and not _is_dataset(x))
+        if self._python_pipeline(x):
+            return PreprocessedBatches(
+                self.preprocessor, x, y, sample_weight, batch_size=batch_size,
+                shuffle=shuffle, drop_remainder=static_batch)
+        if _is_dataset(x):
             ds = x
         else:
             # Always a tuple (x[, y[, sample_weight]]): tf.data passes its
@@ -304,6 +322,11 @@ class Task(keras.Model):
         return prefetched(ds.map(
             self._preprocess_function(batch_size if static_batch else None),
             num_parallel_calls=tf.data.AUTOTUNE))
+
+    def _python_pipeline(self, x):
+        """Whether raw data ``x`` goes through the Python engine's pipeline."""
+        return (not _is_dataset(x) and use_python((x,))
+                and hasattr(self.preprocessor, "python_call"))
 
     def _preprocess_function(self, static_batch_size=None):
         """The function mapped over raw batches, as a ``tf.function`` kept on
@@ -340,7 +363,7 @@ class Task(keras.Model):
     def _needs_preprocessing(self, x):
         if getattr(self, "preprocessor", None) is None:
             return False
-        if isinstance(x, tf.data.Dataset):
+        if _is_dataset(x):
             return _is_raw_text(x.element_spec)
         return _is_raw_text(x)
 
@@ -350,15 +373,19 @@ class Task(keras.Model):
 
     def _empty_batch(self, x, y=None, sample_weight=None):
         """The model's inputs (and targets) for an empty raw or tensor batch."""
+        python = self._python_pipeline(x)
+
         def empty(value, dtype, rank=1):
             if isinstance(value, tuple):
                 return tuple(empty(v, dtype, rank) for v in value)
             if is_tensors(value):
                 return value
+            if python:
+                return [] if dtype == "string" else np.zeros([0] * rank, dtype)
             return tf.zeros([0] * rank, dtype)
 
         def is_tensors(value):
-            leaves = tf.nest.flatten(value)
+            leaves = keras.tree.flatten(value)
             return bool(leaves) and all(
                 getattr(v, "dtype", None) is not None and not _is_raw_text(v)
                 for v in leaves)
@@ -368,16 +395,16 @@ class Task(keras.Model):
         try:  # one label per example (most tasks) ...
             rank = 1
             data = self.preprocessor(*(
-                empty(v, d) for v, d in ((x, tf.string), (y, tf.int32),
-                                         (sample_weight, tf.float32)) if v is not None))
+                empty(v, d) for v, d in ((x, "string"), (y, "int32"),
+                                         (sample_weight, "float32")) if v is not None))
         except ValueError:
             if y is None:
                 raise
             # ... or one label per word (token classification).
             rank = 2
         if rank == 2:
-            data = self.preprocessor(empty(x, tf.string), *(
-                empty(v, d, rank=2) for v, d in ((y, tf.int32), (sample_weight, tf.float32))
+            data = self.preprocessor(empty(x, "string"), *(
+                empty(v, d, rank=2) for v, d in ((y, "int32"), (sample_weight, "float32"))
                 if v is not None))
         return keras.utils.unpack_x_y_sample_weight(data)
 
@@ -386,30 +413,32 @@ class Task(keras.Model):
         _check_not_empty(x, "fit")
         self._check_raw_text(x)
         if self._needs_preprocessing(x):
-            raw_dataset = isinstance(x, tf.data.Dataset)
+            raw_dataset = _is_dataset(x)
             x = self._preprocess_dataset(
                 x, y, sample_weight, batch_size, shuffle=shuffle and not raw_dataset
             )
             y = sample_weight = None
             shuffle = False  # done above, or the dataset's own business
-            if not raw_dataset and kwargs.get("steps_per_epoch") is None:
+            if (_is_dataset(x) and not raw_dataset
+                    and kwargs.get("steps_per_epoch") is None):
                 x, kwargs["steps_per_epoch"] = _repeated(x)
         if validation_data is not None and self._needs_preprocessing(
-            validation_data if isinstance(validation_data, tf.data.Dataset)
+            validation_data if _is_dataset(validation_data)
             else validation_data[0]
         ):
-            if isinstance(validation_data, tf.data.Dataset):
+            if _is_dataset(validation_data):
                 validation_data = self._preprocess_dataset(validation_data)
             else:
                 validation_data = self._preprocess_dataset(
                     *validation_data, batch_size=batch_size
                 )
-                if kwargs.get("validation_steps") is None:
+                if (_is_dataset(validation_data)
+                        and kwargs.get("validation_steps") is None):
                     validation_data, kwargs["validation_steps"] = _repeated(
                         validation_data)
                     object.__setattr__(self, "_keep_validation_iterator",
                                        kwargs["validation_steps"] is not None)
-        if isinstance(x, tf.data.Dataset):
+        if _is_dataset(x) or isinstance(x, keras.utils.PyDataset):
             batch_size = None
         try:
             return super().fit(x=x, y=y, batch_size=batch_size,

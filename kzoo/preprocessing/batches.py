@@ -1,0 +1,122 @@
+"""Raw examples → preprocessed batches for Keras, without TensorFlow.
+
+The Python engine's counterpart of the ``tf.data`` pipeline a ``Task`` maps
+its preprocessor over: a ``keras.utils.PyDataset`` that slices a batch of
+raw examples (lists of strings, tuples of them for pairs, dicts, numpy
+labels), runs the preprocessor's Python implementation on it and hands Keras
+numpy arrays. Keras reads it on every backend; with ``workers`` > 1 batches
+are prepared in threads while the model trains (Hugging Face ``tokenizers``
+and numpy release the GIL in their inner loops).
+"""
+
+import math
+
+import keras
+import numpy as np
+
+from kzoo.preprocessing.engine import engine_scope
+from kzoo.preprocessing.preprocessing_layer import numpy_outputs
+
+
+def num_examples(value):
+    """The number of examples in one member of the raw data."""
+    if isinstance(value, dict):
+        value = next(iter(value.values()))
+    if isinstance(value, tuple):
+        value = value[0]
+    return len(value)
+
+
+def take(value, rows):
+    """The examples ``rows`` (a numpy index array) of one member of the data,
+    in the member's own form (list, tuple of segments, dict, numpy)."""
+    if isinstance(value, dict):
+        return {k: take(v, rows) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(take(v, rows) for v in value)
+    if isinstance(value, np.ndarray):
+        return value[rows]
+    return [value[i] for i in rows]
+
+
+def _as_model_input(value):
+    # Boolean masks go in as int32, the backbones' declared input dtype.
+    if isinstance(value, np.ndarray) and value.dtype == bool:
+        return value.astype("int32")
+    return value
+
+
+class PreprocessedBatches(keras.utils.PyDataset):
+    """Batches of raw examples, preprocessed on the Python engine.
+
+    Args:
+        preprocessor: a kzoo ``Preprocessor`` (its ``python_call`` runs).
+        x: the raw inputs: a list of str, a tuple of lists (text pairs), a
+            dict of lists, or a list of word lists.
+        y: optional labels (anything numpy reads, or lists of per-word
+            labels).
+        sample_weight: optional weights, as ``y``.
+        batch_size: int.
+        shuffle: bool. A new order of the examples at every epoch.
+        drop_remainder: bool. Drop a last, partial batch (a distribution
+            that splits batches over devices needs whole ones).
+        workers: int. Threads preparing batches ahead of the model.
+        seed: int or None. The shuffling seed.
+    """
+
+    def __init__(self, preprocessor, x, y=None, sample_weight=None,
+                 batch_size=32, shuffle=False, drop_remainder=False,
+                 workers=2, seed=None):
+        super().__init__(workers=workers, use_multiprocessing=False,
+                         max_queue_size=max(2 * workers, 4))
+        self.preprocessor = preprocessor
+        self.data = tuple(_as_numpy(v) for v in (x, y, sample_weight) if v is not None)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.drop_remainder = drop_remainder
+        self.size = num_examples(x)
+        self._rng = np.random.default_rng(seed)
+        self._order = self._new_order()
+        # The worker threads run the engine the caller's thread runs now.
+        from kzoo.preprocessing.engine import engine
+
+        self._engine = engine()
+
+    def _new_order(self):
+        if self.shuffle:
+            return self._rng.permutation(self.size)
+        return np.arange(self.size)
+
+    def __len__(self):
+        if self.drop_remainder:
+            return self.size // self.batch_size
+        return math.ceil(self.size / self.batch_size)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(f"Batch {index} of {len(self)}.")
+        rows = self._order[index * self.batch_size:(index + 1) * self.batch_size]
+        batch = tuple(take(v, rows) for v in self.data)
+        with engine_scope(self._engine), numpy_outputs():
+            outputs = self.preprocessor(*batch)
+        return keras.tree.map_structure(_as_model_input, outputs)
+
+    def on_epoch_end(self):
+        self._order = self._new_order()
+
+
+def _as_numpy(value):
+    """Numeric lists and backend tensors as numpy; text stays as it is."""
+    if isinstance(value, dict):
+        return {k: _as_numpy(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_as_numpy(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, list):
+        if value and isinstance(value[0], (str, bytes, list, tuple, np.ndarray)):
+            return value  # text, words, or ragged rows (one label per word)
+        return np.asarray(value)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return np.asarray(keras.ops.convert_to_numpy(value))
+    return value
