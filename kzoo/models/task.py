@@ -9,7 +9,7 @@ import numpy as np
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
-from kzoo.preprocessing.batches import PreprocessedBatches
+from kzoo.preprocessing.batches import PreprocessedBatches, RawBatches
 from kzoo.preprocessing.engine import is_tensorflow_value
 from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import to_tf, use_python
@@ -302,6 +302,10 @@ class Task(keras.Model):
         batch_size = batch_size or 32
         static_batch = (keras.distribution.distribution() is not None
                         and not _is_dataset(x))
+        if isinstance(x, RawBatches):  # raw batches in their own order
+            return PreprocessedBatches(
+                self.preprocessor, *x.data, batch_size=x.batch_size,
+                drop_remainder=static_batch)
         if self._python_pipeline(x):
             return PreprocessedBatches(
                 self.preprocessor, x, y, sample_weight, batch_size=batch_size,
@@ -365,6 +369,8 @@ class Task(keras.Model):
             return False
         if _is_dataset(x):
             return _is_raw_text(x.element_spec)
+        if isinstance(x, RawBatches):
+            return _is_raw_text(x.data[0])
         return _is_raw_text(x)
 
     def _check_raw_text(self, x):
@@ -413,7 +419,7 @@ class Task(keras.Model):
         _check_not_empty(x, "fit")
         self._check_raw_text(x)
         if self._needs_preprocessing(x):
-            raw_dataset = _is_dataset(x)
+            raw_dataset = _is_dataset(x) or isinstance(x, RawBatches)
             x = self._preprocess_dataset(
                 x, y, sample_weight, batch_size, shuffle=shuffle and not raw_dataset
             )
@@ -422,11 +428,12 @@ class Task(keras.Model):
             if (_is_dataset(x) and not raw_dataset
                     and kwargs.get("steps_per_epoch") is None):
                 x, kwargs["steps_per_epoch"] = _repeated(x)
+        batched = (_is_dataset(validation_data)
+                   or isinstance(validation_data, RawBatches))
         if validation_data is not None and self._needs_preprocessing(
-            validation_data if _is_dataset(validation_data)
-            else validation_data[0]
+            validation_data if batched else validation_data[0]
         ):
-            if _is_dataset(validation_data):
+            if batched:
                 validation_data = self._preprocess_dataset(validation_data)
             else:
                 validation_data = self._preprocess_dataset(

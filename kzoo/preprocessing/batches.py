@@ -46,6 +46,35 @@ def _as_model_input(value):
     return value
 
 
+class RawBatches(keras.utils.PyDataset):
+    """Raw examples in a fixed order, in batches: what a ``Task`` preprocesses
+    (``PreprocessedBatches``) when it is given them; the Python engine's
+    form of a batched ``tf.data.Dataset`` of raw text.
+
+    Args:
+        data: the raw examples: ``x``, or a tuple ``(x, y[, sample_weight])``
+            (each as ``PreprocessedBatches`` takes them).
+        batch_size: int.
+    """
+
+    def __init__(self, data, batch_size):
+        super().__init__()
+        self.data = data if isinstance(data, tuple) else (data,)
+        self.batch_size = int(batch_size)
+        self.size = num_examples(self.data[0])
+
+    def __len__(self):
+        return math.ceil(self.size / self.batch_size)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(f"Batch {index} of {len(self)}.")
+        rows = np.arange(index * self.batch_size,
+                         min((index + 1) * self.batch_size, self.size))
+        batch = tuple(take(v, rows) for v in self.data)
+        return batch if len(batch) > 1 else batch[0]
+
+
 class PreprocessedBatches(keras.utils.PyDataset):
     """Batches of raw examples, preprocessed on the Python engine.
 
