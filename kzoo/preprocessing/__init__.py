@@ -1,5 +1,6 @@
 """The shared preprocessing layers: one home for every family's data preparation."""
 
+from kzoo.preprocessing.engine import engine_scope, set_engine  # noqa: F401
 from kzoo.preprocessing.character_ids import CharacterIds  # noqa: F401
 from kzoo.preprocessing.masked_lm_mask_generator import MaskedLMMaskGenerator  # noqa: F401
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker  # noqa: F401

@@ -127,7 +127,7 @@ def engine_scope(name):
     """Runs the block (in this thread) with the given preprocessing engine.
 
     >>> with kzoo.preprocessing.engine_scope("python"):
-    ...     kzoo.preprocessing.engine()
+    ...     kzoo.preprocessing.engine.engine()
     'python'
     """
     if name not in ENGINES:
