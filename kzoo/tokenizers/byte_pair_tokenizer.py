@@ -1,16 +1,21 @@
-"""GPT-2's byte-level byte-pair-encoding tokenizer, on TensorFlow."""
+"""GPT-2's byte-level byte-pair-encoding tokenizer, on TensorFlow or in
+Python (Hugging Face ``tokenizers``)."""
 
 import json
+import math
 import os
 import re
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     check_type,
     preprocessing_function,
+    to_python,
     to_tf,
+    use_python,
 )
 from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8, write_lines
 
@@ -132,6 +137,99 @@ def split_words(text, unsplittable_tokens=(), add_prefix_space=False):
         tf.gather(is_special, words.value_rowids()))
     return (pieces.with_flat_values(words).merge_dims(1, 2),
             pieces.with_flat_values(word_is_special).merge_dims(1, 2))
+
+
+def unique_merges(merges):
+    """``merges`` without repeated rules (a repeated rule keeps its first
+    rank, as ``BytePairTokenizer`` ranks them)."""
+    return list(dict.fromkeys(merges))
+
+
+def merge_order_is_local(merges, unk_token=None):
+    """Whether Hugging Face's BPE merge loop gives GPT-2's result on ``merges``.
+
+    GPT-2 (and ``BytePairTokenizer``'s TensorFlow loop) merges, at each
+    step, every non-overlapping occurrence (left to right) of a word's
+    best-ranked pair; Hugging Face's ``models.BPE`` merges one occurrence
+    at a time, best rank then leftmost first, so a pair that a merge has
+    just formed can overtake the remaining occurrences of the merge being
+    applied. That never happens when every rule that uses a token ranks
+    after every rule that makes it (true of merges learned in order, unless
+    a token is rebuilt from another split after it was used), and when no
+    rule uses ``unk_token`` (Hugging Face merges an unknown symbol as
+    ``unk_token``). ``merges``: unique ``"a b"`` rules, best first.
+    """
+    made, used = {}, {}
+    for rank, merge in enumerate(merges):
+        a, b = merge.split(" ")
+        made[a + b] = rank
+        used.setdefault(a, rank)
+        used.setdefault(b, rank)
+    if unk_token is not None and unk_token in used:
+        return False
+    return all(used.get(token, math.inf) > rank for token, rank in made.items())
+
+
+def byte_pair_merge(symbols, ranks):
+    """GPT-2's merge loop on one word: ``symbols`` (a list of str) merged
+    by ``ranks`` (``{(a, b): rank}``), each step merging every
+    non-overlapping occurrence, left to right, of the best-ranked pair."""
+    word = list(symbols)
+    while len(word) > 1:
+        best = min(zip(word, word[1:]),
+                   key=lambda pair: ranks.get(pair, math.inf))
+        if best not in ranks:
+            break
+        first, second = best
+        merged, i = [], 0
+        while i < len(word):
+            if i + 1 < len(word) and word[i] == first and word[i + 1] == second:
+                merged.append(first + second)
+                i += 2
+            else:
+                merged.append(word[i])
+                i += 1
+        word = merged
+    return word
+
+
+def python_texts(inputs):
+    """The Python engine's text input as ``(texts, is_scalar)``, with the
+    TensorFlow path's errors for numbers and for nested batches."""
+    if isinstance(inputs, str):
+        return [inputs], True
+    if isinstance(inputs, np.ndarray):
+        raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
+                        "tensor.")
+    if isinstance(inputs, (list, tuple)):
+        if any(not isinstance(v, str) for v in inputs):
+            if all(isinstance(v, np.ndarray) for v in inputs):
+                dtype = inputs[0].dtype.name
+                raise TypeError(f"`inputs` must be strings, got a {dtype} tensor.")
+            raise ValueError("`inputs` must be a string or a 1-D batch of "
+                             "strings, got a nested batch.")
+        return list(inputs), False
+    raise TypeError(f"`inputs` must be strings, got {type(inputs).__name__}.")
+
+
+def python_ids_rank(inputs):
+    """``(rows, rank)`` of ids in the Python engine's form (a 1-D or 2-D
+    array, or a list of 1-D arrays for ragged rows): 1-D input is one row."""
+    if isinstance(inputs, np.ndarray):
+        if inputs.ndim == 1:
+            return [inputs], 1
+        if inputs.ndim == 2:
+            return list(inputs), 2
+        raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
+                         f"shape {inputs.shape}.")
+    if isinstance(inputs, (list, tuple)):
+        if not inputs:
+            return [np.zeros([0], np.int64)], 1
+        rows = [np.asarray(row) for row in inputs]
+        if any(row.ndim != 1 for row in rows):
+            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids.")
+        return rows, 2
+    raise TypeError(f"`inputs` must be token ids, got {type(inputs).__name__}.")
 
 
 def _static_table(keys, values, default, dtype="string"):
@@ -426,10 +524,17 @@ class BytePairTokenizer(Tokenizer):
         return ids[0] if rank == 0 else ids
 
     def detokenize(self, inputs):
-        """Token ids to strings: the exact bytes the ids encode."""
+        """Token ids to strings: the exact bytes the ids encode (decoded as
+        UTF-8, U+FFFD replacing what is not valid UTF-8, when returned
+        eagerly)."""
         # The layer reads Python lists as strings (its input dtype): ids here.
         # One sequence is detokenized as a batch of one (the eager conversion
         # handles 1-D string tensors, not scalars).
+        if use_python((inputs,)):
+            rows, rank = python_ids_rank(to_python(inputs))
+            if rank == 1:
+                return self._detokenize(rows)[0]
+            return self._detokenize(inputs)
         inputs = to_tf(inputs, tf.int32)
         if inputs.shape.rank == 1:
             return self._detokenize(inputs[None])[0]
@@ -457,6 +562,118 @@ class BytePairTokenizer(Tokenizer):
         # A character outside the byte map (in a special token) stays as is.
         data = tf.where(data == "", chars.flat_values, data)
         return tf.strings.reduce_join(chars.with_flat_values(data), axis=-1)
+
+    # --- the Python engine ---
+    def _python_state(self):
+        """What the Python engine needs, built once per vocabulary: the
+        Hugging Face tokenizer when its merge loop gives GPT-2's result on
+        these merges (``merge_order_is_local``), else the merge ranks for
+        ``byte_pair_merge`` (and a cache of merged words); the bytes of
+        each id for ``detokenize``."""
+        if "python" not in self._functions:
+            merges = unique_merges(self.merges)
+            state = {"cache": {}, "id_bytes": self._python_id_bytes()}
+            if merge_order_is_local(merges, getattr(self, "unk_token", None)):
+                state["hf"] = self._python_hf_tokenizer(merges)
+            else:
+                state["ranks"] = {tuple(m.split(" ")): rank
+                                  for rank, m in enumerate(merges)}
+                state.update(self._python_splitter())
+            self._functions["python"] = state
+        return self._functions["python"]
+
+    def _python_id_bytes(self):
+        """The bytes each id's token stands for (characters outside the byte
+        map, in special tokens, as their own UTF-8)."""
+        to_byte = {symbol: bytes([b]) for b, symbol in bytes_to_unicode().items()}
+        return [b"".join(to_byte.get(c) or c.encode("utf-8") for c in token)
+                for token in self._tokens]
+
+    def _python_hf_tokenizer(self, merges):
+        from tokenizers import AddedToken, Tokenizer as HFTokenizer
+        from tokenizers import models, pre_tokenizers
+
+        model = models.BPE(dict(self.vocabulary),
+                           [tuple(m.split(" ")) for m in merges])
+        hf = HFTokenizer(model)
+        hf.pre_tokenizer = pre_tokenizers.ByteLevel(
+            add_prefix_space=self.add_prefix_space, use_regex=True)
+        if self.unsplittable_tokens:
+            hf.add_special_tokens([AddedToken(t, special=True, normalized=False)
+                                   for t in self.unsplittable_tokens])
+        return hf
+
+    def _python_splitter(self):
+        from tokenizers import pre_tokenizers
+
+        state = {"pre_tokenizer": pre_tokenizers.ByteLevel(
+            add_prefix_space=self.add_prefix_space, use_regex=True)}
+        if self.unsplittable_tokens:
+            state["special"] = re.compile("(" + "|".join(
+                re.escape(t) for t in sorted(self.unsplittable_tokens, key=len,
+                                             reverse=True)) + ")")
+        return state
+
+    def _python_word_ids(self, word, state):
+        """The ids of one pre-tokenized word (byte-mapped), cached."""
+        cache = state["cache"]
+        ids = cache.get(word)
+        if ids is None:
+            if len(cache) >= 100_000:
+                cache.clear()
+            ids = cache[word] = [self.vocabulary[s] for s in
+                                 byte_pair_merge(word, state["ranks"])]
+        return ids
+
+    def _python_text_ids(self, text, state):
+        """One text's ids with ``byte_pair_merge`` (merges on which Hugging
+        Face's merge order differs from GPT-2's)."""
+        special = state.get("special")
+        pieces = special.split(text) if special is not None else [text]
+        ids = []
+        for i, piece in enumerate(pieces):
+            if i % 2:  # an unsplittable token
+                ids.append(self.vocabulary[piece])
+            elif piece:
+                for word, _ in state["pre_tokenizer"].pre_tokenize_str(piece):
+                    ids.extend(self._python_word_ids(word, state))
+        return ids
+
+    def _python_tokenize_texts(self, texts):
+        """Token ids of a list of str, as a list of 1-D arrays."""
+        state = self._python_state()
+        dtype = self.compute_dtype
+        hf = state.get("hf")
+        if hf is not None:
+            encode = getattr(hf, "encode_batch_fast", hf.encode_batch)
+            return [np.asarray(e.ids, dtype) for e in encode(texts)]
+        return [np.asarray(self._python_text_ids(t, state), dtype) for t in texts]
+
+    def python_tokenize(self, inputs):
+        self._check_vocabulary()
+        texts, scalar = python_texts(inputs)
+        rows = self._python_pad_to_sequence_length(
+            self._python_tokenize_texts(texts), 0)
+        return rows[0] if scalar else rows
+
+    def python_detokenize(self, inputs):
+        self._check_vocabulary()
+        rows, rank = python_ids_rank(inputs)
+        if rank != 2:
+            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
+                             f"shape {np.shape(inputs)}.")
+        id_bytes = self._python_state()["id_bytes"]
+        size = len(id_bytes)
+        texts = []
+        for row in rows:
+            row = row.tolist()
+            if row and min(row) < 0:
+                raise ValueError("`inputs` has negative ids.")
+            if row and max(row) >= size:
+                raise ValueError(f"`inputs` has ids >= the vocabulary size {size}.")
+            texts.append(b"".join([id_bytes[i] for i in row]).decode(
+                "utf-8", errors="replace"))
+        return texts
 
     def get_config(self):
         config = super().get_config()
