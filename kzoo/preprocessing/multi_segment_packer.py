@@ -1,8 +1,10 @@
 """Packs one or more token segments into fixed-length model inputs."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
+from kzoo.preprocessing import preprocessing_layer
 from kzoo.preprocessing.preprocessing_layer import PreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
 
@@ -17,6 +19,66 @@ def _special_ids(name, value):
         return tuple(value)
     check_type(name, value, int, "an int, a list of ints or None")
     return (value,)
+
+
+def _in_python_implementation():
+    """Whether this call is nested in another layer's Python implementation
+    (where a ragged batch is a list of 1-D arrays)."""
+    return (preprocessing_layer._depth() > 0
+            and getattr(preprocessing_layer._STATE, "python", False))
+
+
+def waterfall_allocation(lengths, budget):
+    """How many tokens each segment keeps when the budget is filled segment
+    by segment from the left (tensorflow-text's ``WaterfallTrimmer``).
+
+    Args:
+        lengths: int array ``[batch, num_segments]``, the segments' lengths.
+        budget: int, the most tokens a row keeps.
+
+    Returns:
+        The kept lengths, an int64 array of the same shape.
+    """
+    lengths = np.asarray(lengths, np.int64)
+    before = np.cumsum(lengths, axis=-1) - lengths
+    return np.clip(budget - before, 0, lengths)
+
+
+def round_robin_allocation(lengths, budget):
+    """How many tokens each segment keeps when the budget is dealt one token
+    at a time to each segment with tokens left, left to right, round after
+    round (tensorflow-text's ``RoundRobinTrimmer``): a row of lengths
+    ``[3, 4, 2]`` and budget 5 keeps ``[2, 2, 1]``.
+
+    Args:
+        lengths: int array ``[batch, num_segments]``, the segments' lengths.
+        budget: int, the most tokens a row keeps.
+
+    Returns:
+        The kept lengths, an int64 array of the same shape.
+    """
+    lengths = np.asarray(lengths, np.int64)
+    num_segments = lengths.shape[-1]
+    if num_segments == 0:
+        return lengths
+    # Every segment shorter than the fill level ``level`` is kept whole; the
+    # others keep ``level`` tokens and the first ``extra`` of those one more.
+    # The level is set by the first (by length) segment that cannot be kept
+    # whole: ``before + its length * segments left > budget``.
+    ordered = np.sort(lengths, axis=-1)
+    before = np.cumsum(ordered, axis=-1) - ordered
+    left = num_segments - np.arange(num_segments)
+    over = before + ordered * left > budget
+    fits = ~over.any(axis=-1)
+    first = np.where(fits, num_segments - 1, over.argmax(axis=-1))
+    rows = np.arange(len(lengths))
+    remaining = budget - before[rows, first]
+    level = remaining // left[first]
+    extra = remaining % left[first]
+    cut = lengths > level[:, None]
+    rank = np.cumsum(cut, axis=-1) - 1  # order among the cut segments
+    kept = np.minimum(lengths, level[:, None]) + (cut & (rank < extra[:, None]))
+    return np.where(fits[:, None], lengths, kept)
 
 
 @kzoo_export("kzoo.preprocessing.MultiSegmentPacker")
@@ -66,6 +128,10 @@ class MultiSegmentPacker(PreprocessingLayer):
         A dict with `token_ids` (the input dtype), `segment_ids` (int32) and
         `padding_mask` (bool), each `[batch, sequence_length]`
         (`[sequence_length]` for unbatched input).
+
+    The TensorFlow implementation uses tensorflow-text's trimmers; the Python
+    one (numpy, see `kzoo.preprocessing.engine`) computes the same
+    allocation in closed form, vectorized over the batch.
 
     Example:
     >>> packer = kzoo.preprocessing.MultiSegmentPacker(
@@ -150,8 +216,11 @@ class MultiSegmentPacker(PreprocessingLayer):
             segments = segments[0]
         elif (len(segments) == 1 and isinstance(segments[0], list)
               and segments[0]
-              and all(hasattr(s, "shape") for s in segments[0])):
-            segments = tuple(segments[0])  # a list of tensors / arrays
+              and all(hasattr(s, "shape") for s in segments[0])
+              and not _in_python_implementation()):
+            # A list of tensors / arrays; inside another layer's Python
+            # implementation a list of arrays is one ragged batch instead.
+            segments = tuple(segments[0])
         return super().__call__(*segments, **kwargs)
 
     def _to_ragged_batch(self, segments):
@@ -230,6 +299,126 @@ class MultiSegmentPacker(PreprocessingLayer):
                               tf.cast(pads[key], value.dtype))
                 for key, value in outputs.items()
             }
+        if unbatched:
+            outputs = {key: value[0] for key, value in outputs.items()}
+        return outputs
+
+    def _python_rows(self, segments):
+        """Python-engine segments → (list of rows per segment, unbatched,
+        dtype), each row a 1-D integer array, with the checks of
+        ``_to_ragged_batch``."""
+        forms = []
+        for segment in segments:
+            if isinstance(segment, str) or (
+                    isinstance(segment, list) and segment
+                    and isinstance(segment[0], (str, list)) and (
+                        isinstance(segment[0], str)
+                        or (segment[0] and isinstance(segment[0][0], str)))):
+                raise TypeError(
+                    "Segments must be integer token ids, got dtypes "
+                    f"{['string' for _ in segments]}: tokenize them first.")
+            if isinstance(segment, np.ndarray):
+                rank = segment.ndim
+            elif isinstance(segment, (list, tuple)):
+                if not segment:
+                    rank = 1
+                elif all(isinstance(v, (int, np.integer, float, np.floating))
+                         for v in segment):
+                    segment, rank = np.asarray(segment), 1
+                else:
+                    rank = 2
+            else:
+                segment = np.asarray(segment)
+                rank = segment.ndim
+            forms.append((segment, rank))
+        ranks = [rank for _, rank in forms]
+        if len(set(ranks)) != 1 or ranks[0] not in (1, 2):
+            raise ValueError(
+                "Every segment must be a batch (rank 2, ragged or dense) or "
+                f"every one a single 1-D sequence; got ranks {ranks}."
+            )
+        unbatched = ranks[0] == 1
+        batches = []
+        for segment, _ in forms:
+            if unbatched:
+                segment = [segment]
+            batches.append([r if isinstance(r, np.ndarray) else np.asarray(r)
+                            for r in segment])
+        kinds = set()
+        for rows in batches:
+            kinds.update(r.dtype.kind for r in rows if r.size)
+        if not kinds <= {"i", "u"}:
+            dtypes = [next((r.dtype.name for r in rows if r.size), "int32")
+                      for rows in batches]
+            raise TypeError(
+                "Segments must be integer token ids, got dtypes "
+                f"{dtypes}: tokenize them first.")
+        nrows = [len(rows) for rows in batches]
+        if len(set(nrows)) > 1:
+            raise ValueError(
+                f"All segments must have the same batch size, got {nrows}."
+            )
+        # Outermost call: numbers become the layer's input dtype, as
+        # TensorFlow's conversion does; nested: the first segment's dtype.
+        dtype = np.dtype(self.input_dtype)
+        if preprocessing_layer._depth() > 1:
+            first = segments[0]
+            if isinstance(first, np.ndarray) and first.dtype.kind in "iu":
+                dtype = first.dtype
+            elif batches[0] and batches[0][0].dtype.kind in "iu":
+                dtype = batches[0][0].dtype
+        return batches, unbatched, dtype
+
+    def python_call(self, *segments):
+        if not segments:
+            raise ValueError("`MultiSegmentPacker` needs at least one segment.")
+        self._check_fits(len(segments))
+        batches, unbatched, dtype = self._python_rows(segments)
+        num_rows = len(batches[0])
+        length = self.sequence_length
+        budget = length - self._num_special_tokens(len(batches))
+        lengths = np.array([[len(r) for r in rows] for rows in batches],
+                           np.int64).reshape(len(batches), num_rows).T
+        allocate = (round_robin_allocation if self.truncate == "round_robin"
+                    else waterfall_allocation)
+        kept = allocate(lengths, budget)
+
+        total = self._num_special_tokens(len(batches)) + kept.sum(axis=-1)
+        start = (length - total if self.padding_side == "left"
+                 else np.zeros(num_rows, np.int64))
+        token_ids = np.full((num_rows, length), self.pad_value, dtype)
+        segment_ids = np.zeros((num_rows, length), np.int32)
+        row_index = np.arange(num_rows)[:, None]
+        offset = start.copy()
+
+        def put_special(ids, segment_id):
+            if ids:
+                columns = offset[:, None] + np.arange(len(ids))
+                token_ids[row_index, columns] = np.asarray(ids, dtype)
+                segment_ids[row_index, columns] = segment_id
+            offset[:] += len(ids)
+
+        put_special(self._start, 0)
+        last = len(batches) - 1
+        for i, rows in enumerate(batches):
+            counts = kept[:, i]
+            if counts.any():
+                values = np.concatenate(
+                    [r[:n] for r, n in zip(rows, counts.tolist())])
+                row_of = np.repeat(np.arange(num_rows), counts)
+                first = np.cumsum(counts) - counts
+                columns = (np.repeat(offset - first, counts)
+                           + np.arange(len(values)))
+                token_ids[row_of, columns] = values
+                segment_ids[row_of, columns] = i
+            offset += counts
+            put_special(self._sep if i < last else self._end, i)
+
+        positions = np.arange(length)
+        padding_mask = ((positions >= start[:, None])
+                        & (positions < (start + total)[:, None]))
+        outputs = {"token_ids": token_ids, "segment_ids": segment_ids,
+                   "padding_mask": padding_mask}
         if unbatched:
             outputs = {key: value[0] for key, value in outputs.items()}
         return outputs
