@@ -1,15 +1,22 @@
-"""BERT's WordPiece tokenizer, on TensorFlow and tensorflow-text."""
+"""BERT's WordPiece tokenizer, on TensorFlow and tensorflow-text or on
+Hugging Face ``tokenizers``."""
 
+import codecs
 import re
+import threading
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     check_type,
     preprocessing_function,
+    to_python,
     to_tf,
+    use_python,
 )
+from kzoo.tokenizers import word_piece_unicode
 from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8
 
 # Characters BERT deletes: every character outside the letter, mark, number,
@@ -158,6 +165,134 @@ def split_words(text, lowercase=True, strip_accents=None, split_on_punctuation=T
     return tf_text.regex_split(norm, " +", "")
 
 
+# --- The Python implementation (Hugging Face `tokenizers` and numpy) ---
+
+# Private-use code points (deleted from the input as the first step, so never
+# in the text later) that stand in for the characters whose lowercase or NFD
+# `tokenizers` gets differently from TensorFlow (see `_with_exceptions`).
+_PLACEHOLDER = 0xF0000
+
+
+def _with_exceptions(step, exceptions, first_placeholder):
+    """``tokenizers`` normalizers running ``step`` except on the characters
+    of ``exceptions``, which become their value there instead."""
+    from tokenizers import normalizers
+
+    placeholders = [chr(first_placeholder + i) for i in range(len(exceptions))]
+    return ([normalizers.Replace(chr(c), p) for c, p in zip(exceptions, placeholders)]
+            + [step]
+            + [normalizers.Replace(p, v)
+               for p, v in zip(placeholders, exceptions.values())])
+
+
+def hugging_face_word_piece(vocabulary, oov_token="[UNK]", lowercase=True,
+                            strip_accents=None, split_on_punctuation=True,
+                            special_tokens=(), max_input_chars_per_word=100):
+    """A Hugging Face ``tokenizers.Tokenizer`` doing what the TensorFlow
+    implementation does (``split_words_with_offsets`` and
+    FastWordpieceTokenizer), character class for character class.
+
+    ``BertNormalizer`` and ``BertPreTokenizer`` are not used as they are:
+    their Unicode tables are older than TensorFlow's (they keep unassigned
+    code points, which BERT deletes, miss recent punctuation and marks, and
+    skip the CJK block U+2B820-U+2B91F). The same steps are written with
+    ``word_piece_unicode``'s explicit classes instead.
+
+    Args:
+        vocabulary: list of str.
+        special_tokens: the tokens matched in the raw text, each one token.
+        (the others as ``WordPieceTokenizer``'s).
+    """
+    from tokenizers import AddedToken, Regex, Tokenizer
+    from tokenizers import models, normalizers, pre_tokenizers
+
+    unicode = word_piece_unicode
+    if strip_accents is None:
+        strip_accents = lowercase
+    steps = [
+        normalizers.Replace(Regex(unicode.regex_class(unicode.DELETED)), ""),
+        normalizers.Replace(Regex(unicode.regex_class(unicode.WHITESPACE)), " "),
+    ]
+    if lowercase:
+        steps += _with_exceptions(normalizers.Lowercase(),
+                                  unicode.LOWERCASE_EXCEPTIONS, _PLACEHOLDER)
+    if strip_accents:
+        steps += _with_exceptions(normalizers.NFD(), unicode.NFD_EXCEPTIONS,
+                                  _PLACEHOLDER)
+        steps.append(normalizers.Replace(
+            Regex(unicode.regex_class(unicode.NONSPACING_MARKS)), ""))
+    split = CJK_PATTERN
+    if split_on_punctuation:
+        split = unicode.regex_class(unicode.PUNCTUATION) + "|" + CJK_PATTERN
+    tokenizer = Tokenizer(models.WordPiece(
+        {t: i for i, t in enumerate(vocabulary)}, unk_token=oov_token,
+        continuing_subword_prefix="##",
+        max_input_chars_per_word=max_input_chars_per_word))
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.WhitespaceSplit(),
+        pre_tokenizers.Split(Regex(split), "isolated"),
+    ])
+    if special_tokens:
+        tokenizer.add_special_tokens([
+            AddedToken(t, special=True, normalized=False, single_word=False,
+                       lstrip=False, rstrip=False) for t in special_tokens])
+    return tokenizer
+
+
+# Decoding bytes to text, the spans of the bytes replaced by U+FFFD.
+_REPLACED = threading.local()
+
+
+def _record_replacement(error):
+    _REPLACED.spans.append((error.start, error.end))
+    return "\ufffd", error.end
+
+
+codecs.register_error("kzoo.word_piece.replace", _record_replacement)
+
+
+def _char_byte_spans(raw):
+    """Where each character of ``raw.decode("utf-8", "replace")`` lies in
+    ``raw``: ``(starts, ends)`` byte offsets (a U+FFFD covers the invalid
+    bytes it replaces)."""
+    _REPLACED.spans = []
+    raw.decode("utf-8", "kzoo.word_piece.replace")
+    spans, _REPLACED.spans = _REPLACED.spans, []
+    starts, ends, position = [], [], 0
+    for start, end in spans + [(len(raw), len(raw))]:
+        valid = raw[position:start].decode("utf-8")
+        lengths = _utf8_lengths(valid)
+        first = position + np.concatenate([[0], np.cumsum(lengths)])
+        starts.append(first[:-1])
+        ends.append(first[1:])
+        if end > start:
+            starts.append([start])
+            ends.append([end])
+        position = end
+    return np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64)
+
+
+def _utf8_lengths(text):
+    """The UTF-8 length of each character of ``text`` (numpy int64)."""
+    codepoints = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    return (1 + (codepoints >= 0x80).astype(np.int64) + (codepoints >= 0x800)
+            + (codepoints >= 0x10000))
+
+
+def _source_bytes(inputs):
+    """The raw bytes of a bytes input (or the items of a batch), else None:
+    offsets point into them, invalid UTF-8 included."""
+    if isinstance(inputs, (bytes, np.bytes_)):
+        return bytes(inputs)
+    if isinstance(inputs, np.ndarray) and inputs.dtype.kind in "SO":
+        inputs = inputs.tolist()
+    if isinstance(inputs, (list, tuple)) and any(
+            isinstance(v, (bytes, np.bytes_)) for v in inputs):
+        return list(inputs)
+    return None
+
+
 @kzoo_export("kzoo.tokenizers.WordPieceTokenizer")
 class WordPieceTokenizer(Tokenizer):
     """BERT's WordPiece tokenizer: text to subword ids and back.
@@ -286,18 +421,31 @@ class WordPieceTokenizer(Tokenizer):
                 f"`vocabulary` must contain the oov_token {self.oov_token!r} "
                 "(BERT's '[UNK]'): add it, or pass the `oov_token` it uses.")
         self.vocabulary = vocabulary
-        self._word_piece = tf_text.FastWordpieceTokenizer(
-            vocabulary,
-            suffix_indicator="##",
-            max_bytes_per_word=4 * self.max_input_chars_per_word,
-            token_out_type=tf.int64,
-            unknown_token=self.oov_token,
-            no_pretokenization=True,
-            support_detokenization=False,
-        )
-        self._vocabulary_tensor = tf.constant(vocabulary)
         index = {t: i for i, t in enumerate(vocabulary)}
         self._special_ids = {t: index[t] for t in self.special_tokens if t in index}
+        # Each engine's tables are built on first use: the TensorFlow ones
+        # (`_tensorflow_tables`) need TensorFlow, the Python engine's
+        # (`_python_tokenizer`) do not.
+        self._word_piece = None
+        self._vocabulary_tensor = None
+        object.__setattr__(self, "_python_tables", None)
+        object.__setattr__(self, "_python_vocabulary", None)
+
+    def _tensorflow_tables(self):
+        """The FastWordpieceTokenizer and the vocabulary tensor (built once)."""
+        if self._word_piece is None:
+            with tf.init_scope():
+                self._word_piece = tf_text.FastWordpieceTokenizer(
+                    self.vocabulary,
+                    suffix_indicator="##",
+                    max_bytes_per_word=4 * self.max_input_chars_per_word,
+                    token_out_type=tf.int64,
+                    unknown_token=self.oov_token,
+                    no_pretokenization=True,
+                    support_detokenization=False,
+                )
+                self._vocabulary_tensor = tf.constant(self.vocabulary)
+        return self._word_piece, self._vocabulary_tensor
 
     def get_vocabulary(self):
         """The vocabulary, a list of str in id order."""
@@ -375,7 +523,7 @@ class WordPieceTokenizer(Tokenizer):
         words = split_words(flat, self.lowercase, self.strip_accents,
                             self.split_on_punctuation)
         _, word_values = self._word_pieces(words.flat_values)
-        ids = self._word_piece.tokenize(word_values)
+        ids = self._tensorflow_tables()[0].tokenize(word_values)
         pieces = tf.RaggedTensor.from_row_splits(
             ids.flat_values, tf.gather(ids.row_splits, words.row_splits),
             validate=False)
@@ -397,7 +545,8 @@ class WordPieceTokenizer(Tokenizer):
             flat, self.lowercase, self.strip_accents, self.split_on_punctuation)
 
         too_long, word_values = self._word_pieces(words.flat_values)
-        ids, starts, ends = self._word_piece.tokenize_with_offsets(word_values)
+        ids, starts, ends = self._tensorflow_tables()[0].tokenize_with_offsets(
+            word_values)
         word_of_piece = ids.value_rowids()
         word_length = tf.cast(tf.strings.length(words.flat_values), tf.int64)
         piece_too_long = tf.gather(too_long, word_of_piece)
@@ -458,15 +607,20 @@ class WordPieceTokenizer(Tokenizer):
         """Strings to token ids (see the class docstring for shapes)."""
         return self._tokenize_all(inputs, offsets=False)["token_ids"]
 
-    @preprocessing_function
     def tokenize_with_offsets(self, inputs):
         """Strings to a dict of ``token_ids``, ``start_offsets``, ``end_offsets``.
 
         The offsets are byte offsets into the original (UTF-8) string: token
-        ``i`` of ``text`` came from ``text.encode()[start:end]``. A special
-        token or an out-of-vocabulary word covers its whole span. Padding
-        positions get offsets 0.
+        ``i`` of ``text`` came from ``text.encode()[start:end]`` (of the
+        bytes themselves for ``bytes`` input, invalid UTF-8 included). A
+        special token or an out-of-vocabulary word covers its whole span.
+        Padding positions get offsets 0.
         """
+        return self._tokenize_with_offsets(inputs, source=_source_bytes(inputs))
+
+    @preprocessing_function
+    def _tokenize_with_offsets(self, inputs, source=None):
+        del source  # TensorFlow keeps the original bytes itself
         return self._tokenize_all(inputs)
 
     def detokenize(self, inputs):
@@ -476,6 +630,13 @@ class WordPieceTokenizer(Tokenizer):
         result is the normalized text with a space between words
         (``"The fox!"`` → ``"the fox !"``).
         """
+        if use_python((inputs,)):
+            rows = to_python(inputs)
+            if isinstance(rows, np.ndarray) and rows.ndim == 1 or (
+                    isinstance(rows, list)
+                    and not any(isinstance(r, (list, np.ndarray)) for r in rows)):
+                return self._detokenize([rows])[0]
+            return self._detokenize(rows)
         # The layer reads Python lists as strings (its input dtype): ids here.
         # One sequence is detokenized as a batch of one (the eager conversion
         # handles 1-D string tensors, not scalars).
@@ -503,10 +664,139 @@ class WordPieceTokenizer(Tokenizer):
             ids = tf.RaggedTensor.from_tensor(ids)
         if self.pad_token_id is not None:
             ids = tf.ragged.boolean_mask(ids, ids != self.pad_token_id)
-        tokens = tf.gather(self._vocabulary_tensor, ids)
+        tokens = tf.gather(self._tensorflow_tables()[1], ids)
         text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
         text = tf.strings.regex_replace(text, " ##", "")
         return text
+
+    # --- the Python implementation ---
+    def _python_tokenizer(self):
+        """The Hugging Face tokenizer of the vocabulary (built once)."""
+        tokenizer = self.__dict__.get("_python_tables")
+        if tokenizer is None:
+            tokenizer = hugging_face_word_piece(
+                self.vocabulary, self.oov_token, self.lowercase, self.strip_accents,
+                self.split_on_punctuation,
+                tuple(self._special_ids) if self.special_tokens_in_strings else (),
+                self.max_input_chars_per_word)
+            object.__setattr__(self, "_python_tables", tokenizer)
+        return tokenizer
+
+    def _python_texts(self, inputs):
+        """``(texts, scalar)``: the input as a list of str."""
+        if isinstance(inputs, np.ndarray):
+            if inputs.dtype.kind not in "USO":
+                raise TypeError("`inputs` must be strings, got a "
+                                f"{inputs.dtype.name} tensor.")
+            if inputs.ndim > 1:
+                raise ValueError("`inputs` must be a string or a 1-D batch of "
+                                 f"strings, got shape {inputs.shape}.")
+            inputs = to_python(inputs.tolist() if inputs.ndim else inputs.item())
+        if isinstance(inputs, (str, bytes, np.str_, np.bytes_)):
+            return to_python([inputs]), True
+        inputs = list(inputs)
+        if any(isinstance(v, (list, tuple, np.ndarray)) for v in inputs):
+            raise ValueError("`inputs` must be a string or a 1-D batch of "
+                             f"strings, got shape {np.shape(inputs)}.")
+        return to_python(inputs), False
+
+    def _python_tokenize_all(self, inputs, offsets=True, source=None):
+        self._check_vocabulary()
+        texts, scalar = self._python_texts(inputs)
+        encodings = self._python_tokenizer().encode_batch(
+            texts, add_special_tokens=False)
+        lengths = np.fromiter((len(e.ids) for e in encodings), np.int64,
+                              len(encodings))
+        splits = np.cumsum(lengths)[:-1]
+
+        def rows(values):
+            return np.split(values.astype(self.compute_dtype), splits) if texts else []
+
+        outputs = {"token_ids": rows(np.fromiter(
+            (i for e in encodings for i in e.ids), np.int64, int(lengths.sum())))}
+        if offsets:
+            starts, ends = self._python_byte_offsets(texts, encodings, lengths, source)
+            outputs["start_offsets"] = rows(starts)
+            outputs["end_offsets"] = rows(ends)
+        pad_id = self.pad_token_id or 0
+        outputs = {k: self._python_pad_to_sequence_length(
+            v, pad_id if k == "token_ids" else 0) for k, v in outputs.items()}
+        if scalar:
+            outputs = {k: v[0] for k, v in outputs.items()}
+        return outputs
+
+    @staticmethod
+    def _python_byte_offsets(texts, encodings, lengths, source):
+        """The tokens' character offsets from ``tokenizers`` as byte offsets
+        into the UTF-8 texts (into ``source``'s bytes where it has them)."""
+        total = int(lengths.sum())
+        chars = np.fromiter((o for e in encodings for pair in e.offsets for o in pair),
+                            np.int64, 2 * total).reshape(total, 2)
+        rows = np.repeat(np.arange(len(texts)), lengths)
+        text_lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+        joined = "".join(texts)
+        if len(joined.encode("utf-8", "surrogatepass")) == len(joined):  # ASCII
+            starts, ends = chars[:, 0], chars[:, 1]
+        else:
+            # Byte offset of each character over the texts end to end.
+            position = np.concatenate([[0], np.cumsum(_utf8_lengths(joined))])
+            first_char = np.concatenate([[0], np.cumsum(text_lengths)])
+            base = first_char[rows]
+            row_bytes = position[base]
+            starts = position[base + chars[:, 0]] - row_bytes
+            ends = position[base + chars[:, 1]] - row_bytes
+        if source is not None:
+            source = [source] if isinstance(source, bytes) else source
+            token_starts = np.concatenate([[0], np.cumsum(lengths)])
+            for row, (raw, text) in enumerate(zip(source, texts)):
+                if (not isinstance(raw, (bytes, np.bytes_))
+                        or text.encode("utf-8", "surrogatepass") == raw):
+                    continue
+                char_starts, char_ends = _char_byte_spans(bytes(raw))
+                tokens = slice(token_starts[row], token_starts[row + 1])
+                starts[tokens] = char_starts[chars[tokens, 0]]
+                ends[tokens] = char_ends[chars[tokens, 1] - 1]
+        return starts, ends
+
+    def python_tokenize(self, inputs):
+        return self._python_tokenize_all(inputs, offsets=False)["token_ids"]
+
+    def python_tokenize_with_offsets(self, inputs, source=None):
+        return self._python_tokenize_all(inputs, source=source)
+
+    def python_detokenize(self, inputs):
+        self._check_vocabulary()
+        if isinstance(inputs, np.ndarray):
+            if inputs.ndim != 2:
+                raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
+                                 f"shape {inputs.shape}.")
+            rows = list(inputs)
+        else:
+            rows = [np.asarray(r) for r in inputs]
+            if any(r.ndim != 1 for r in rows):
+                raise ValueError("`inputs` must be a 1-D or 2-D batch of ids.")
+        lengths = np.fromiter(map(len, rows), np.int64, len(rows))
+        ids = (np.concatenate(rows) if rows else np.zeros([0])).astype(np.int64)
+        size = len(self.vocabulary)
+        if ids.size and ids.min() < 0:
+            raise ValueError("`inputs` has negative ids")
+        if ids.size and ids.max() >= size:
+            raise ValueError(f"`inputs` has ids >= the vocabulary size {size}")
+        vocabulary = self.__dict__.get("_python_vocabulary")
+        if vocabulary is None:
+            vocabulary = np.asarray(self.vocabulary, dtype=object)
+            object.__setattr__(self, "_python_vocabulary", vocabulary)
+        keep = np.ones(len(ids), bool)
+        if self.pad_token_id is not None:
+            keep = ids != self.pad_token_id
+        tokens = vocabulary[ids[keep]].tolist()
+        lengths = np.bincount(np.repeat(np.arange(len(rows)), lengths)[keep],
+                              minlength=len(rows))
+        texts, start = [], 0
+        for length in lengths.tolist():
+            texts.append(" ".join(tokens[start:start + length]).replace(" ##", ""))
+            start += length
+        return texts
 
     def get_config(self):
         config = super().get_config()
