@@ -52,6 +52,52 @@ def _check_counts(counts):
     return tuple(np.asarray(counts).tolist())
 
 
+def _python_sentences(inputs, size):
+    """Token-id sentences in any Python form (a list of 1-D arrays, a 2-D
+    or 1-D array) as their concatenated ids and the sentence lengths,
+    checked as `SkipGramSampler.call` checks them."""
+    if isinstance(inputs, np.ndarray) and inputs.ndim in (1, 2):
+        rows = [inputs] if inputs.ndim == 1 else list(inputs)
+        if inputs.ndim == 2 and inputs.dtype.kind in "iu":
+            rows = None  # dense: flattened below as it is
+    elif isinstance(inputs, (list, tuple)):
+        rows = [np.asarray(r) for r in inputs]
+        if any(r.ndim != 1 for r in rows):
+            raise ValueError(
+                "`inputs` must be a batch of token-id sentences (rank 2) or "
+                "one sentence (rank 1), got rank "
+                f"{1 + max(r.ndim for r in rows)}.")
+    else:
+        rank = np.ndim(inputs)
+        raise ValueError(
+            "`inputs` must be a batch of token-id sentences (rank 2) or one "
+            f"sentence (rank 1), got rank {rank}.")
+    if rows is None:
+        tokens = inputs.reshape(-1)
+        lengths = np.full(inputs.shape[0], inputs.shape[1], np.int64)
+    else:
+        for i, r in enumerate(rows):
+            if r.dtype.kind not in "iu":
+                if r.size:
+                    name = "string" if r.dtype.kind in "USO" else r.dtype.name
+                    raise TypeError(
+                        f"`inputs` must be integer token ids, got dtype {name}.")
+                rows[i] = r.astype(np.int32)  # an empty row: no ids
+        lengths = np.fromiter((r.shape[0] for r in rows), np.int64, len(rows))
+        tokens = (np.concatenate(rows) if rows else np.zeros(0, np.int64))
+    if tokens.dtype.kind not in "iu":
+        if tokens.size:
+            raise TypeError("`inputs` must be integer token ids, got dtype "
+                            f"{tokens.dtype.name}.")
+        tokens = tokens.astype(np.int64)
+    if tokens.size:
+        if tokens.min() < 0:
+            raise ValueError("`inputs` has negative token ids.")
+        if tokens.max() >= size:
+            raise ValueError(f"`inputs` has ids >= len(counts) = {size}.")
+    return tokens, lengths
+
+
 @kzoo_export("kzoo.preprocessing.SkipGramSampler")
 class SkipGramSampler(RandomPreprocessingLayer):
     """Turns a batch of token-id sentences into word2vec skip-gram examples.
@@ -85,6 +131,15 @@ class SkipGramSampler(RandomPreprocessingLayer):
     Only one batch of pairs exists at a time: map the sampler over batched
     sentences in `tf.data`, then `unbatch()` (and `batch()` again) the pairs.
     All randomness comes from the layer's seeded generator.
+
+    The TensorFlow implementation runs eagerly and inside `tf.data`; the
+    Python one (the Python engine, `kzoo.preprocessing.engine`) is numpy,
+    vectorized over the whole batch, and needs no TensorFlow. Both follow
+    the same rules with the same rates (`keep_probability`, the alias table
+    `negative_probability` / `negative_alias`); they draw from different
+    streams (`generator`, `python_generator`), so only their distributions
+    agree, and their examples are equal where nothing is drawn
+    (`sample=0`, `shrink_window=False`).
 
     Args:
         counts: list or 1-D array of word counts indexed by token id (such as
@@ -199,10 +254,25 @@ class SkipGramSampler(RandomPreprocessingLayer):
                 ratio = (np.sqrt(f / threshold) + 1.0) * threshold / f
             keep = np.where(f > 0, np.minimum(ratio, 1.0), 0.0)
         probability, alias = _alias_table(f**0.75)
-        with tf.init_scope():
-            self._keep_probability = tf.constant(keep, tf.float64)
-            self._negative_probability = tf.constant(probability, tf.float32)
-            self._negative_alias = tf.constant(alias, tf.int32)
+        # The one description of the rates that both implementations read
+        # (plain attributes, out of Keras' tracking); TensorFlow's constants
+        # are made from them on the TensorFlow path's first call.
+        object.__setattr__(self, "keep_probability", keep)
+        object.__setattr__(self, "negative_probability",
+                           probability.astype(np.float32))
+        object.__setattr__(self, "negative_alias", alias.astype(np.int32))
+        object.__setattr__(self, "_tf_tables", [])
+
+    def _tables(self):
+        """The rate tables as TensorFlow constants (made once, eagerly)."""
+        if not self._tf_tables:
+            with tf.init_scope():
+                self._tf_tables.extend([
+                    tf.constant(self.keep_probability, tf.float64),
+                    tf.constant(self.negative_probability, tf.float32),
+                    tf.constant(self.negative_alias, tf.int32),
+                ])
+        return self._tf_tables
 
     def call(self, inputs):
         if not inputs.dtype.is_integer:
@@ -217,6 +287,7 @@ class SkipGramSampler(RandomPreprocessingLayer):
                 "`inputs` must be a batch of token-id sentences (rank 2) or "
                 f"one sentence (rank 1), got rank {rank}."
             )
+        keep_probability, negative_probability, negative_alias = self._tables()
         ids = tf.cast(inputs, tf.int32)
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.RaggedTensor.from_tensor(ids)
@@ -228,7 +299,7 @@ class SkipGramSampler(RandomPreprocessingLayer):
                 ids.flat_values, size,
                 message=f"`inputs` has ids >= len(counts) = {size}."),
         ]):
-            keep = tf.gather(self._keep_probability, ids.flat_values)
+            keep = tf.gather(keep_probability, ids.flat_values)
         if self.sample > 0:
             draws = self.generator.uniform(tf.shape(keep), dtype=tf.float64)
             keep = draws < keep
@@ -276,10 +347,76 @@ class SkipGramSampler(RandomPreprocessingLayer):
         slot = self.generator.uniform(draws, maxval=size, dtype=tf.int32)
         coin = self.generator.uniform(draws, dtype=tf.float32)
         negatives = tf.where(
-            coin < tf.gather(self._negative_probability, slot),
-            slot, tf.gather(self._negative_alias, slot))
+            coin < tf.gather(negative_probability, slot),
+            slot, tf.gather(negative_alias, slot))
         outputs["negatives"] = tf.reshape(negatives, [examples, self.negative])
         return outputs
+
+    def python_call(self, inputs):
+        return self.sample_flat(*_python_sentences(inputs, len(self.counts)))
+
+    def sample_flat(self, tokens, row_lengths):
+        """The Python implementation on checked numpy input: `tokens`, the
+        ids of all the sentences one after another, `row_lengths` their
+        lengths. numpy, vectorized over the whole batch (no loop over
+        tokens or pairs), drawing from `python_generator`: the rules and
+        distributions of `call`, other draws."""
+        generator = self.python_generator
+        tokens = np.asarray(tokens)
+        row_lengths = np.asarray(row_lengths, np.int64)
+        keep = self.keep_probability[tokens]
+        if self.sample > 0:
+            keep = generator.random(keep.shape[0]) < keep
+        else:
+            keep = keep > 0
+        rows = np.repeat(np.arange(row_lengths.shape[0]), row_lengths)[keep]
+        tokens = tokens[keep].astype(np.int32, copy=False)
+        n = tokens.shape[0]
+        kept_lengths = np.bincount(rows, minlength=row_lengths.shape[0])
+        starts = np.cumsum(kept_lengths) - kept_lengths
+        position = np.arange(n) - starts[rows]
+        # How far each center's window reaches to the left and to the right.
+        if self.shrink_window:
+            radius = generator.integers(1, self.window + 1, n)
+        else:
+            radius = np.full(n, self.window)
+        left = np.minimum(radius, position)
+        right = np.minimum(radius, kept_lengths[rows] - 1 - position)
+        offsets = np.concatenate([np.arange(-self.window, 0),
+                                  np.arange(1, self.window + 1)])
+        reach = np.where(offsets < 0, left[:, None], right[:, None])
+        valid = np.abs(offsets) <= reach  # [n, 2 * window]
+        if self.output_mode == "windows":
+            has_context = (left > 0) | (right > 0)
+            source = np.flatnonzero(has_context)[:, None] + offsets
+            valid = valid[has_context]
+            context = np.where(
+                valid, tokens[np.clip(source, 0, max(n - 1, 0))], 0)
+            outputs = {"center": tokens[has_context],
+                       "context": context.astype(np.int32, copy=False),
+                       "context_mask": valid}
+        else:
+            center, column = np.nonzero(valid)
+            outputs = {"center": tokens[center],
+                       "context": tokens[center + offsets[column]]}
+        examples = outputs["center"].shape[0]
+        outputs["negatives"] = self._python_negatives(
+            examples * self.negative).reshape(examples, self.negative)
+        return outputs
+
+    def _python_negatives(self, draws):
+        """`draws` ids from the alias table: one uniform number each, whose
+        integer part (times the table size) is the slot and whose fraction
+        is the coin (Walker's single-draw form; float64 leaves the coin
+        more than 30 bits)."""
+        size = len(self.counts)
+        scaled = self.python_generator.random(draws)
+        scaled *= size
+        slot = scaled.astype(np.int32)
+        np.minimum(slot, size - 1, out=slot)  # (rounding at the top end)
+        coin = scaled - slot
+        return np.where(coin < self.negative_probability[slot], slot,
+                        self.negative_alias[slot])
 
     def get_config(self):
         config = super().get_config()
