@@ -2,6 +2,7 @@
 
 import collections
 import os
+import re
 
 import numpy as np
 
@@ -9,7 +10,9 @@ from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.preprocessing.preprocessing_layer import preprocessing_function
+from kzoo.preprocessing.preprocessing_layer import to_python
 from kzoo.preprocessing.preprocessing_layer import to_tf
+from kzoo.preprocessing.preprocessing_layer import use_python
 from kzoo.tokenizers.tokenizer import VOCABULARY_FILE
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.tokenizer import read_lines
@@ -40,6 +43,110 @@ def split_words(inputs, lowercase=False):
     return tf.strings.split(normalize_words(inputs, lowercase))
 
 
+# The characters Python's `str.split()` splits on that `tf.strings.split`
+# does not (it splits on ASCII whitespace only).
+_OTHER_SPACES = re.compile(
+    "[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_ASCII_WORD = re.compile("[^ \t\n\v\f\r]+")
+
+
+def python_split_text(text):
+    """One `str` split on runs of ASCII whitespace, as `tf.strings.split`."""
+    if _OTHER_SPACES.search(text) is None:
+        return text.split()  # the same split, and faster than the regex
+    return _ASCII_WORD.findall(text)
+
+
+# The cased and case-ignorable characters that Unicode 14 added: TensorFlow's
+# ICU (Unicode 13) has them unassigned, so it leaves them as they are and
+# they end a final sigma's context.
+_UNICODE_14_CASE = re.compile(
+    "(["
+    "\u0888\u0890-\u0891\u0898-\u089f\u08c9-\u08d2\u0c3c\u180f"
+    "\u1ac1-\u1ace\u1dfa\u2c2f\u2c5f\ua7c0-\ua7c1\ua7d0-\ua7d1\ua7d3"
+    "\ua7d5-\ua7d9\ua7f2-\ua7f4\ufbc2\U00010570-\U0001057a"
+    "\U0001057c-\U0001058a\U0001058c-\U00010592\U00010594-\U00010595"
+    "\U00010597-\U000105a1\U000105a3-\U000105b1\U000105b3-\U000105b9"
+    "\U000105bb-\U000105bc\U00010780-\U00010785\U00010787-\U000107b0"
+    "\U000107b2-\U000107ba\U00010f82-\U00010f85\U00011070"
+    "\U00011073-\U00011074\U000110c2\U0001aff0-\U0001aff3"
+    "\U0001aff5-\U0001affb\U0001affd-\U0001affe\U0001cf00-\U0001cf2d"
+    "\U0001cf30-\U0001cf46\U0001df00-\U0001df09\U0001df0b-\U0001df1e"
+    "\U0001e2ae"
+    "])")
+
+
+def python_lower(text):
+    """`tf.strings.lower(text, encoding="utf-8")` in Python: the Unicode full
+    lowercasing of `str.lower` (final sigma included), of the text before
+    its first NUL character (TensorFlow's op ends the string there), with
+    Unicode 13's case properties, those of TensorFlow's ICU: the characters
+    Unicode 14 added are left as they are, and U+1734 is case-ignorable."""
+    if "\x00" in text:
+        text = text[:text.index("\x00")]
+    if "\u1734" in text:
+        # A nonspacing mark for ICU (Unicode 13), so case-ignorable, and a
+        # spacing one since Unicode 14: lowercase with a stand-in mark.
+        stand_in = next((c for c in _STAND_INS if c not in text), None)
+        if stand_in is not None:
+            text = text.replace("\u1734", stand_in)
+            return _lower_unicode_13(text).replace(stand_in, "\u1734")
+    return _lower_unicode_13(text)
+
+
+_STAND_INS = "\u0300\u0302\u0303\u0304\u0305\u0306"
+
+
+def _lower_unicode_13(text):
+    if _UNICODE_14_CASE.search(text) is None:
+        return text.lower()
+    # Split around them (kept, at odd indices): the case context stops there.
+    parts = _UNICODE_14_CASE.split(text)
+    return "".join(part if i % 2 else part.lower() for i, part in enumerate(parts))
+
+
+def python_split_words(texts, lowercase=False):
+    """`split_words` in Python: a list of `str` (valid Unicode, as
+    `to_python` gives it) to a list of word lists."""
+    if lowercase:
+        return [python_split_text(python_lower(text)) for text in texts]
+    return [python_split_text(text) for text in texts]
+
+
+def _text_rank(inputs):
+    """The rank of Python text: 0 (a str), 1 (a list of str) or 2 (a list of
+    token lists); a TypeError for numbers, a ValueError for deeper nesting."""
+    if isinstance(inputs, str):
+        return 0
+    if isinstance(inputs, np.ndarray):
+        raise TypeError(
+            f"`inputs` must be strings (text or split tokens), got dtype "
+            f"{inputs.dtype.name}.")
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(
+            "`inputs` must be strings (text or split tokens), got "
+            f"{type(inputs).__name__}.")
+    rank = 1
+    for item in inputs:
+        if isinstance(item, np.ndarray):
+            raise TypeError(
+                f"`inputs` must be strings (text or split tokens), got dtype "
+                f"{item.dtype.name}.")
+        if isinstance(item, (list, tuple)):
+            rank = 2
+            for token in item:
+                if not isinstance(token, str):
+                    if isinstance(token, (list, tuple)):
+                        raise ValueError(
+                            "`inputs` must be a string, a batch of strings or "
+                            "a batch of token lists (rank 0, 1 or 2), got "
+                            "rank 3 or more.")
+                    raise TypeError(
+                        "`inputs` must be strings (text or split tokens), got "
+                        f"{type(token).__name__} {token!r}.")
+    return rank
+
+
 def _read_counts(counts):
     if isinstance(counts, (str, os.PathLike)):
         counts = read_lines(counts)
@@ -65,7 +172,9 @@ class WordTokenizer(Tokenizer):
     lowercased; the split is on ASCII whitespace (see `split_words`), the
     same as `compute_word_vocabulary`'s. The lookup is one
     `tf.lookup.StaticHashTable`, run eagerly or inside `tf.data` on every
-    backend.
+    backend; the Python preprocessing engine (see
+    `kzoo.preprocessing.engine`) gives the same ids with a Python dict and
+    numpy, without TensorFlow.
 
     The vocabulary and counts are saved as the assets `vocabulary.txt` and
     `counts.txt` (one entry a line) of a `.keras` file or a preset, not in
@@ -175,15 +284,36 @@ class WordTokenizer(Tokenizer):
         self._token_index = None
         self._pad_index = (0 if self.pad_token is None
                            else vocabulary.index(self.pad_token))
-        with tf.init_scope():
-            self._vocabulary_tensor = tf.constant(vocabulary, dtype=tf.string)
-            self._table = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(
-                    self._vocabulary_tensor,
-                    tf.range(len(vocabulary), dtype=tf.int32),
-                ),
-                default_value=vocabulary.index(self.oov_token),
-            )
+        self._oov_index = vocabulary.index(self.oov_token)
+        # The TensorFlow table is built on first use (`_tables`): the Python
+        # engine never needs it, nor TensorFlow.
+        self._vocabulary_tensor = None
+        self._table = None
+
+    def _tables(self):
+        """The TensorFlow vocabulary tensor and lookup table (built once)."""
+        if self._table is None:
+            with tf.init_scope():
+                self._vocabulary_tensor = tf.constant(
+                    list(self.vocabulary), dtype=tf.string)
+                self._table = tf.lookup.StaticHashTable(
+                    tf.lookup.KeyValueTensorInitializer(
+                        self._vocabulary_tensor,
+                        tf.range(len(self.vocabulary), dtype=tf.int32),
+                    ),
+                    default_value=self._oov_index,
+                )
+        return self._vocabulary_tensor, self._table
+
+    def _python_index(self):
+        """The token → id dict of the Python engine (built once)."""
+        index = getattr(self, "_token_index", None)
+        if index is None or len(index) != len(self.vocabulary):
+            index = {token: i for i, token in enumerate(self.vocabulary)}
+            # Plain attribute, shared with `token_to_id`: Keras' tracking
+            # would wrap and copy the dict.
+            object.__setattr__(self, "_token_index", index)
+        return index
 
     def get_vocabulary(self):
         self._check_vocabulary()
@@ -222,8 +352,28 @@ class WordTokenizer(Tokenizer):
                 "`inputs` must be a string, a batch of strings or a batch of "
                 f"token lists (rank 0, 1 or 2), got rank {rank}."
             )
-        ids = tf.ragged.map_flat_values(self._table.lookup, tokens)
+        ids = tf.ragged.map_flat_values(self._tables()[1].lookup, tokens)
         return self._pad_to_sequence_length(ids, self._pad_index)
+
+    def python_tokenize(self, inputs):
+        self._check_vocabulary()
+        rank = _text_rank(inputs)
+        if rank == 0:
+            return self.python_tokenize([inputs])[0]
+        if rank == 1:
+            words = python_split_words(inputs, self.lowercase)
+        elif self.lowercase:
+            words = [[python_lower(token) for token in row] for row in inputs]
+        else:
+            words = inputs
+        # One lookup over the whole batch, then one split into rows.
+        index, oov = self._python_index(), self._oov_index
+        lengths = [len(row) for row in words]
+        flat = np.fromiter(
+            (index.get(w, oov) for row in words for w in row),
+            dtype=np.int32, count=sum(lengths))
+        rows = np.split(flat, np.cumsum(lengths[:-1])) if words else []
+        return self._python_pad_to_sequence_length(rows, self._pad_index)
 
     def detokenize(self, inputs):
         """Token ids (1-D, dense 2-D or ragged) back to space-joined text.
@@ -231,6 +381,14 @@ class WordTokenizer(Tokenizer):
         Drops `pad_token` ids when `pad_token` is set. One sequence gives one
         string, a batch a list of strings.
         """
+        if use_python((inputs,)):
+            inputs = to_python(inputs)
+            if not isinstance(inputs, list) and getattr(inputs, "ndim", 2) == 1:
+                return self._detokenize([inputs])[0]
+            if isinstance(inputs, list) and (not inputs or not isinstance(
+                    inputs[0], (list, tuple, np.ndarray))):
+                return self._detokenize([inputs])[0]  # one empty sequence
+            return self._detokenize(inputs)
         inputs = to_tf(inputs, tf.int32)  # ragged lists of ints, not str
         if inputs.shape.rank == 1:
             return self._detokenize(inputs[tf.newaxis])[0]
@@ -260,10 +418,47 @@ class WordTokenizer(Tokenizer):
                 flat, size,
                 message=f"`inputs` has ids >= the vocabulary size {size}."),
         ]):
-            tokens = tf.gather(self._vocabulary_tensor, ids)
+            tokens = tf.gather(self._tables()[0], ids)
         if self.pad_token is not None:
             tokens = tf.ragged.boolean_mask(tokens, ids != self._pad_index)
         return tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+
+    def python_detokenize(self, inputs):
+        self._check_vocabulary()
+        if isinstance(inputs, np.ndarray):
+            if inputs.ndim != 2:
+                raise ValueError(
+                    "`inputs` must be one sequence of ids or a batch of them "
+                    f"(rank 1 or 2), got rank {inputs.ndim}.")
+            rows = list(inputs)
+        else:
+            rows = [np.asarray(row) for row in inputs]
+        for row in rows:
+            if row.size and row.dtype.kind not in "iu":
+                raise TypeError(
+                    f"`inputs` must be integer token ids, got dtype {row.dtype.name}.")
+            if row.ndim != 1:
+                raise ValueError(
+                    "`inputs` must be one sequence of ids or a batch of them "
+                    f"(rank 1 or 2), got rank {row.ndim + 1}.")
+        size = len(self.vocabulary)
+        flat = np.concatenate(rows) if rows else np.zeros([0], np.int64)
+        if flat.size and flat.min() < 0:
+            raise ValueError("`inputs` has negative token ids.")
+        if flat.size and flat.max() >= size:
+            raise ValueError(f"`inputs` has ids >= the vocabulary size {size}.")
+        vocabulary = self.vocabulary
+        pad = self._pad_index if self.pad_token is not None else None
+        texts = []
+        for row in rows:
+            tokens = [vocabulary[i] for i in row.tolist() if i != pad]
+            # TensorFlow's ragged reduce_join adds no separator while the
+            # text is still empty: leading empty tokens leave no space.
+            start = 0
+            while start < len(tokens) and not tokens[start]:
+                start += 1
+            texts.append(" ".join(tokens[start:]))
+        return texts
 
     def save_assets(self, dir_path):
         write_lines(os.path.join(dir_path, VOCABULARY_FILE), self.get_vocabulary())

@@ -3,13 +3,57 @@
 import collections
 import os
 
-
-from kzoo.preprocessing.engine import tf
+from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
-from kzoo.tokenizers.word_tokenizer import split_words
+from kzoo.tokenizers.word_tokenizer import python_split_words, split_words
 
 _CHUNK_LINES = 4096
+
+
+def _python_chunks(data):
+    """The corpus as lists of at most `_CHUNK_LINES` `str` lines (invalid
+    UTF-8 replaced by U+FFFD, as `to_valid_utf8` does), without TensorFlow."""
+    if isinstance(data, (str, os.PathLike)):
+        if not os.path.isfile(data):
+            raise FileNotFoundError(
+                f"`data` {str(data)!r} is not a file. Pass the path of a text "
+                "file, a list of str (in-memory text) or a tf.data.Dataset "
+                "of strings."
+            )
+        with open(data, "rb") as f:
+            lines = []
+            for line in f:
+                lines.append(line.decode("utf-8", errors="replace"))
+                if len(lines) == _CHUNK_LINES:
+                    yield lines
+                    lines = []
+            if lines:
+                yield lines
+    elif isinstance(data, (list, tuple)):
+        for i in range(0, len(data), _CHUNK_LINES):
+            chunk = data[i:i + _CHUNK_LINES]
+            for line in chunk:
+                check_type("data", line, (str, bytes), "a list of str")
+            yield [line.decode("utf-8", errors="replace")
+                   if isinstance(line, bytes) else line for line in chunk]
+    else:
+        raise TypeError(
+            "`data` must be a list of str, the path of a text file or a "
+            f"tf.data.Dataset of strings, got {type(data).__name__}."
+        )
+
+
+def _python_words(data, lowercase):
+    """Each chunk's words, split as `WordTokenizer`'s Python engine splits."""
+    for chunk in _python_chunks(data):
+        yield [w for words in python_split_words(chunk, lowercase) for w in words]
+
+
+def _tensorflow_words(data, lowercase):
+    for chunk in _chunks(data):
+        words = split_words(chunk, lowercase).flat_values.numpy()
+        yield [w.decode("utf-8") for w in words]
 
 
 def _chunks(data):
@@ -67,6 +111,8 @@ def compute_word_vocabulary(
     The corpus is split exactly as `WordTokenizer` splits it (ASCII
     whitespace, invalid UTF-8 replaced, optional Unicode lowercasing) and
     streamed in chunks of lines, so a large file is never read at once.
+    With the Python preprocessing engine (see `kzoo.preprocessing.engine`)
+    a list or a file is read without TensorFlow, with the same result.
     Words occurring at least `min_count` times are sorted by descending
     count, ties broken by first occurrence in the corpus, and cut so that
     the vocabulary, special tokens included, has at most `max_size`
@@ -122,9 +168,9 @@ def compute_word_vocabulary(
             )
 
     counter = collections.Counter()  # insertion order = first occurrence
-    for chunk in _chunks(data):
-        counter.update(split_words(chunk, lowercase).flat_values.numpy())
-    counter = {w.decode("utf-8"): n for w, n in counter.items()}
+    python = engine() == "python" and not is_tensorflow_value(data)
+    for words in (_python_words if python else _tensorflow_words)(data, lowercase):
+        counter.update(words)
     if not counter:
         raise ValueError("`data` contains no words.")
 
