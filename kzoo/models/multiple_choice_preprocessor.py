@@ -1,6 +1,7 @@
 """A context and N candidate endings → N packed pairs per example."""
 
 import keras
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -17,6 +18,11 @@ class MultipleChoicePreprocessor(Preprocessor):
     tensors; the task scores the N pairs and softmaxes over them. Pairs
     longer than ``sequence_length`` are cut (``truncate``), never an error.
     Every example of a batch has the same number of endings.
+
+    It runs TensorFlow ops (inside ``tf.data`` and on TensorFlow tensors)
+    or, with the Python preprocessing engine, the same tokenization and
+    packing on Python values without TensorFlow (see
+    ``kzoo.preprocessing.engine``).
 
     Family subclasses set ``tokenizer_cls`` and the special-token names
     ``start_token``, ``sep_token`` and ``end_token``.
@@ -134,6 +140,86 @@ class MultipleChoicePreprocessor(Preprocessor):
         }
         for value in packed.values():
             value.set_shape([None, static_choices, self.sequence_length])
+        return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
+
+    # --- the Python engine (the same steps on Python values) ---
+    def _python_split_x(self, x):
+        if not isinstance(x, (tuple, list)) or len(x) < 2:
+            raise ValueError(
+                "`x` must be a tuple `(contexts, endings)` (endings "
+                "[batch, num_choices]) or `(contexts, ending_0, ..., "
+                f"ending_N)`, got {type(x).__name__}"
+                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
+                + "."
+            )
+        for value in x:
+            if isinstance(value, np.ndarray):
+                raise TypeError(f"`x` must hold strings, got {value.dtype.name}.")
+            if not isinstance(value, (str, list)):
+                raise TypeError(f"`x` must hold strings, got {type(value).__name__}.")
+
+        def rank(value):
+            if isinstance(value, str):
+                return 0
+            if value and all(isinstance(v, list) for v in value):
+                if any(not isinstance(w, str) for v in value for w in v):
+                    return 3
+                return 2
+            if any(not isinstance(v, str) for v in value):
+                raise TypeError("`x` must hold strings: every item of a batch "
+                                "must be a str.")
+            return 1
+
+        contexts = x[0]
+        if rank(contexts) != 1:
+            raise ValueError(
+                f"`x` contexts must be a 1-D batch of strings, got shape "
+                f"{np.shape(contexts)}."
+            )
+        if len(x) == 2 and rank(x[1]) == 2:
+            lengths = [len(v) for v in x[1]]
+            if len(set(lengths)) > 1:
+                raise ValueError(
+                    "Every example must have the same number of "
+                    f"endings, got {lengths}."
+                )
+            endings = x[1]
+        else:
+            for value in x[1:]:
+                if rank(value) != 1:
+                    raise ValueError(
+                        "`x` endings must be [batch, num_choices] strings, or "
+                        "one [batch] batch per ending; got shape "
+                        f"{np.shape(value)}."
+                    )
+            if len({len(v) for v in x}) > 1:
+                raise ValueError("Every batch of `x` must have the same size, got "
+                                 f"{[len(v) for v in x]}.")
+            endings = [list(e) for e in zip(*x[1:])]
+        num_choices = len(endings[0]) if endings else len(x) - 1
+        if self.num_choices is not None and endings and num_choices != self.num_choices:
+            raise ValueError(
+                f"Got {num_choices} endings per example, but this preprocessor "
+                f"has `num_choices={self.num_choices}`."
+            )
+        if len(endings) != len(contexts):
+            raise ValueError(f"`x` has {len(contexts)} contexts but "
+                             f"{len(endings)} rows of endings.")
+        return contexts, endings, num_choices
+
+    def python_call(self, x, y=None, sample_weight=None):
+        if self.packer is None:
+            self.packer = self.build_packer(self.sequence_length, self.truncate)
+        contexts, endings, num_choices = self._python_split_x(x)
+        batch = len(contexts)
+        flat_endings = [e for row in endings for e in row]
+        ids = self.tokenizer(list(contexts) + flat_endings) if batch else []
+        ids = [np.asarray(r) for r in ids]
+        repeated = [ids[i] for i in range(batch) for _ in range(num_choices)]
+        packed = self.packer(tuple(rows if rows else np.zeros((0, 0), np.int32)
+                                   for rows in (repeated, ids[batch:])))
+        packed = {key: np.reshape(value, (batch, num_choices, self.sequence_length))
+                  for key, value in packed.items()}
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
 
     def get_config(self):

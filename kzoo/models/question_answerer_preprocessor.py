@@ -1,6 +1,7 @@
 """(question, context) strings (+ SQuAD answers) → span-extraction inputs."""
 
 import keras
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -28,6 +29,44 @@ def _char_offsets(text, byte_offsets):
     return tf.RaggedTensor.from_tensor(chars, lengths=values.row_lengths())
 
 
+def _python_char_offsets(text, byte_offsets):
+    """``_char_offsets`` of one ``str``: byte offsets into its UTF-8 →
+    character offsets (int64)."""
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), np.uint8)
+    byte_offsets = np.asarray(byte_offsets, np.int64)
+    if len(data) == len(text):  # ASCII: bytes are characters
+        return byte_offsets
+    char_starts = np.flatnonzero((data & 0xC0) != 0x80)
+    return np.searchsorted(char_starts, byte_offsets, side="left").astype(np.int64)
+
+
+def _python_flat(value):
+    """Nested lists (or an array) → one flat list, as ``tf.reshape(x, [-1])``."""
+    if isinstance(value, np.ndarray):
+        return value.reshape(-1).tolist()
+    if isinstance(value, (list, tuple)):
+        flat = []
+        for item in value:
+            flat.extend(_python_flat(item) if isinstance(
+                item, (list, tuple, np.ndarray)) else [item])
+        return flat
+    return [value]
+
+
+def _python_batch_of_strings(name, value):
+    """Checks one member of ``x`` on the Python path: a list of ``str``."""
+    if isinstance(value, np.ndarray):
+        raise TypeError(f"`x` {name} must be strings, got {value.dtype.name}.")
+    if isinstance(value, str):
+        raise ValueError(f"`x` {name} must be a 1-D batch of strings, got shape ().")
+    if not isinstance(value, list):
+        raise TypeError(f"`x` {name} must be strings, got {type(value).__name__}.")
+    if any(not isinstance(v, str) for v in value):
+        raise ValueError(f"`x` {name} must be a 1-D batch of strings, got "
+                         "nested lists.")
+    return value
+
+
 @kzoo_export("kzoo.models.QuestionAnswererPreprocessor")
 class QuestionAnswererPreprocessor(Preprocessor):
     """Packs ``start question sep context end`` and maps answers to tokens.
@@ -52,6 +91,11 @@ class QuestionAnswererPreprocessor(Preprocessor):
     span of the context it came from, so that a predicted token span maps
     back to ``context[start:end]`` (the tokenizer's byte offsets, converted
     to characters: ``é`` is two bytes but one character).
+
+    Like every preprocessor it runs TensorFlow ops (inside ``tf.data`` and
+    on TensorFlow tensors) or, with the Python preprocessing engine, a numpy
+    implementation of the same packing and answer mapping that needs no
+    TensorFlow (see ``kzoo.preprocessing.engine``).
 
     Family subclasses set ``tokenizer_cls`` and the special-token names
     ``start_token``, ``sep_token`` and ``end_token``. The tokenizer must
@@ -208,6 +252,115 @@ class QuestionAnswererPreprocessor(Preprocessor):
 
         return {"start_offsets": lay_out(packed["starts"]),
                 "end_offsets": lay_out(packed["ends"])}
+
+    # --- the Python engine (numpy; the same algorithm as above) ---
+    @staticmethod
+    def _python_split_x(x):
+        if (not isinstance(x, (tuple, list)) or len(x) != 2
+                or any(isinstance(v, str) for v in x)):  # one batch, not a pair
+            raise ValueError(
+                "`x` must be a tuple `(questions, contexts)` of two string "
+                f"batches, got {type(x).__name__}"
+                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
+                + "."
+            )
+        questions, contexts = x
+        return (_python_batch_of_strings("questions", questions),
+                _python_batch_of_strings("contexts", contexts))
+
+    def _python_pack(self, x):
+        if self.packer is None:
+            self.packer = self.build_packer(self.sequence_length, "waterfall")
+        questions, contexts = self._python_split_x(x)
+        batch = len(questions)
+        if len(contexts) != batch:
+            raise ValueError(
+                f"`x` has {batch} questions but {len(contexts)} contexts.")
+        tokens = self.tokenizer.tokenize_with_offsets(list(questions) + list(contexts))
+        question_ids = [np.asarray(r, np.int32) for r in tokens["token_ids"][:batch]]
+        context_ids = [np.asarray(r, np.int32) for r in tokens["token_ids"][batch:]]
+        packed = self.packer(tuple(rows if rows else np.zeros((0, 0), np.int32)
+                                   for rows in (question_ids, context_ids)))
+
+        n_start = int(self.start_token is not None)
+        n_sep = int(self.sep_token is not None)
+        n_end = int(self.end_token is not None)
+        budget = self.sequence_length - n_start - n_sep - n_end
+        question_kept = np.minimum([len(r) for r in question_ids], budget)
+        context_kept = np.minimum([len(r) for r in context_ids],
+                                  budget - question_kept).astype(np.int64)
+        starts, ends = [], []
+        for row, context in enumerate(contexts):
+            kept = context_kept[row]
+            starts.append(_python_char_offsets(
+                context, tokens["start_offsets"][batch + row][:kept]))
+            ends.append(_python_char_offsets(
+                context, tokens["end_offsets"][batch + row][:kept]))
+        return {
+            "x": packed,
+            "contexts": contexts,
+            "context_start": (question_kept + n_start + n_sep).astype(np.int64),
+            "starts": starts,
+            "ends": ends,
+        }
+
+    def _python_answer_positions(self, packed, y):
+        if not isinstance(y, dict) or not {"answer_start", "text"} <= set(y):
+            raise ValueError(
+                "`y` must be a dict with `answer_start` (character index of "
+                "the answer in the context) and `text` (the answer), as "
+                f"SQuAD's `answers`; got {type(y).__name__}"
+                + (f" with keys {sorted(y)}" if isinstance(y, dict) else "") + "."
+            )
+        answer_start = np.asarray(_python_flat(y["answer_start"])).astype(np.int64)
+        text = _python_flat(y["text"])
+        if any(not isinstance(t, str) for t in text):
+            raise TypeError("`y` text must be strings.")
+        batch = len(packed["starts"])
+        if len(answer_start) != batch or len(text) != batch:
+            raise ValueError(
+                f"`y` must hold one answer per example: {batch} examples, "
+                f"{len(answer_start)} `answer_start` and {len(text)} `text`.")
+        answer_end = answer_start + np.array([len(t) for t in text], np.int64)
+        start_index = np.zeros(batch, np.int64)
+        end_index = np.zeros(batch, np.int64)
+        inside = (answer_start >= 0) & (answer_end > answer_start)
+        for row, (starts, ends) in enumerate(zip(packed["starts"], packed["ends"])):
+            if not len(starts):
+                inside[row] = False
+                continue
+            inside[row] &= ((starts.min() <= answer_start[row])
+                            & (ends.max() >= answer_end[row]))
+            start_index[row] = np.count_nonzero(starts <= answer_start[row]) - 1
+            end_index[row] = np.count_nonzero(ends < answer_end[row])
+        offset = packed["context_start"]
+        return {
+            "start_logits": np.where(inside, offset + start_index, 0).astype(np.int32),
+            "end_logits": np.where(inside, offset + end_index, 0).astype(np.int32),
+        }
+
+    def python_call(self, x, y=None, sample_weight=None):
+        packed = self._python_pack(x)
+        if y is None:
+            if sample_weight is not None:
+                raise ValueError("`sample_weight` needs the answers `y` too.")
+            return packed["x"]
+        positions = self._python_answer_positions(packed, y)
+        return keras.utils.pack_x_y_sample_weight(packed["x"], positions,
+                                                  sample_weight)
+
+    def python_context_offsets(self, x):
+        packed = self._python_pack(x)
+        batch = len(packed["starts"])
+        shape = (batch, self.sequence_length)
+        start_offsets = np.full(shape, -1, np.int32)
+        end_offsets = np.full(shape, -1, np.int32)
+        for row in range(batch):
+            begin = packed["context_start"][row]
+            end = begin + len(packed["starts"][row])
+            start_offsets[row, begin:end] = packed["starts"][row]
+            end_offsets[row, begin:end] = packed["ends"][row]
+        return {"start_offsets": start_offsets, "end_offsets": end_offsets}
 
     def get_config(self):
         config = super().get_config()

@@ -1,5 +1,7 @@
 """Pre-split words (+ word labels) → packed token ids and per-token labels."""
 
+import re
+
 import keras
 import numpy as np
 
@@ -7,7 +9,14 @@ from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.preprocessing.multi_segment_packer import MultiSegmentPacker
-from kzoo.preprocessing.preprocessing_layer import preprocessing_function, to_tf
+from kzoo.preprocessing.preprocessing_layer import (
+    preprocessing_function,
+    to_tf,
+    use_python,
+)
+
+# The whitespace ``tf.strings.split`` splits sentences on (ASCII only).
+_WHITESPACE = re.compile("[ \t\n\v\f\r]+")
 
 
 @kzoo_export("kzoo.models.TokenClassifierPreprocessor")
@@ -35,6 +44,11 @@ class TokenClassifierPreprocessor(Preprocessor):
     yields no piece (an empty string, or only characters the tokenizer
     deletes) has no position either. ``word_ids`` tells which word each
     position came from.
+
+    It runs TensorFlow ops (inside ``tf.data`` and on TensorFlow tensors)
+    or, with the Python preprocessing engine, a numpy implementation of the
+    same alignment that needs no TensorFlow (see
+    ``kzoo.preprocessing.engine``).
 
     Family subclasses set ``tokenizer_cls`` and the special-token names
     ``start_token`` and ``end_token``.
@@ -215,10 +229,11 @@ class TokenClassifierPreprocessor(Preprocessor):
             return isinstance(value, (list, tuple)) or (
                 isinstance(value, np.ndarray) and value.dtype == object)
 
-        if ragged(y):
-            y = to_tf(list(y), tf.int32)
-        if ragged(sample_weight):
-            sample_weight = to_tf(list(sample_weight), tf.float32)
+        if not (use_python((x, y, sample_weight)) and hasattr(self, "python_call")):
+            if ragged(y):
+                y = to_tf(list(y), tf.int32)
+            if ragged(sample_weight):
+                sample_weight = to_tf(list(sample_weight), tf.float32)
         return super().__call__(x, y, sample_weight, **kwargs)
 
     def call(self, x, y=None, sample_weight=None):
@@ -249,6 +264,154 @@ class TokenClassifierPreprocessor(Preprocessor):
         """The words of ``x`` as a call sees them (1-D strings are split on
         whitespace): a ragged ``[batch, None]`` string batch."""
         return self._words(x)
+
+    # --- the Python engine (numpy; the same algorithm as above) ---
+    @staticmethod
+    def _python_words(x):
+        """``_words`` on Python values: a list (one per sentence) of lists
+        of words."""
+        if isinstance(x, tuple):
+            raise TypeError(
+                "`x` must be one batch of words (a ragged string tensor or a "
+                f"list of lists of str), got a {type(x).__name__} of tensors."
+            )
+        if isinstance(x, np.ndarray):
+            raise TypeError(
+                f"`x` must hold strings (words), got a {x.dtype.name} tensor.")
+        if isinstance(x, str):
+            raise ValueError(
+                "`x` must be a batch of word lists ([batch, None]) or a 1-D "
+                "batch of sentences, got shape ().")
+        if not isinstance(x, list):
+            raise TypeError(
+                f"`x` must hold strings (words), got {type(x).__name__}.")
+        if all(isinstance(v, str) for v in x):  # sentences: split on whitespace
+            return [[w for w in _WHITESPACE.split(s) if w] for s in x]
+        for sentence in x:
+            if not isinstance(sentence, list) or any(
+                    not isinstance(w, str) for w in sentence):
+                if isinstance(sentence, np.ndarray):
+                    raise TypeError("`x` must hold strings (words), got a "
+                                    f"{sentence.dtype.name} tensor.")
+                raise ValueError(
+                    "`x` must be a batch of word lists ([batch, None]) or a "
+                    "1-D batch of sentences, got deeper nesting.")
+        return x
+
+    @staticmethod
+    def _python_per_word(name, values, num_words, dtype):
+        """``_per_word`` on Python values: one 1-D array per sentence."""
+        if isinstance(values, np.ndarray):
+            if values.ndim != 2:
+                raise ValueError(
+                    f"`{name}` must hold one value per word ([batch, None], like "
+                    f"`x`), got shape {values.shape}."
+                )
+            rows = list(values)
+        else:
+            rows = [np.asarray(v) for v in values]
+            if any(r.ndim != 1 for r in rows):
+                raise ValueError(
+                    f"`{name}` must hold one value per word ([batch, None], like "
+                    f"`x`), got shape {np.shape(values)}."
+                )
+        rows = [r.astype(dtype) for r in rows]
+        expected, got = [int(n) for n in num_words], [len(r) for r in rows]
+        if got != expected:
+            raise ValueError(
+                f"`{name}` must hold one value per word: sentences have "
+                f"{expected} words, `{name}` has {got} values."
+            )
+        return rows
+
+    def _python_align(self, x, y=None, sample_weight=None):
+        if self.packer is None:
+            self._build_packers()
+        words = self._python_words(x)
+        batch = len(words)
+        num_words = np.array([len(s) for s in words], np.int64)
+        flat_words = [w for sentence in words for w in sentence]
+        pieces = self.tokenizer(flat_words) if flat_words else []
+        if isinstance(pieces, np.ndarray):
+            raise ValueError(
+                "The tokenizer must return ragged ids: build it without "
+                "`sequence_length` (the preprocessor pads)."
+            )
+        piece_counts = np.array([len(p) for p in pieces], np.int64)
+        piece_ids = (np.concatenate(pieces).astype(np.int32) if len(pieces)
+                     else np.zeros([0], np.int32))
+
+        # Keep the words whose pieces fit, counting from each sentence's start.
+        budget = self.sequence_length - self._num_special_tokens
+        word_splits = np.concatenate([[0], np.cumsum(num_words)])
+        word_sentence = np.repeat(np.arange(batch), num_words)
+        word_position = np.arange(len(flat_words)) - word_splits[word_sentence]
+        cumulative = np.cumsum(piece_counts)
+        before = np.concatenate([[0], cumulative])[word_splits[:-1]]
+        word_fits = cumulative - before[word_sentence] <= budget
+
+        # Per piece: its word, first-piece flag, sentence and packed column.
+        piece_splits = np.concatenate([[0], cumulative])
+        piece_word = np.repeat(np.arange(len(flat_words)), piece_counts)
+        is_first = np.arange(len(piece_ids)) == piece_splits[piece_word]
+        keep = word_fits[piece_word]  # a prefix of each sentence's pieces
+        piece_sentence = word_sentence[piece_word]
+        sentence_splits = piece_splits[word_splits]
+        column = (np.arange(len(piece_ids)) - sentence_splits[piece_sentence]
+                  + int(self.start_token is not None))
+        rows, columns = piece_sentence[keep], column[keep]
+
+        kept_splits = np.concatenate(
+            [[0], np.cumsum(np.bincount(rows, minlength=batch))]).astype(np.int64)
+        kept_ids = piece_ids[keep]
+        sentences = [kept_ids[kept_splits[i]:kept_splits[i + 1]]
+                     for i in range(batch)]
+        packed = self.packer(  # one segment ([batch, 0] when the batch is empty)
+            (sentences if batch else np.zeros((0, 0), np.int32),))
+        shape = (batch, self.sequence_length)
+        word_ids = np.full(shape, -1, np.int32)
+        word_ids[rows, columns] = word_position[piece_word[keep]]
+        outputs = {"x": packed, "word_ids": word_ids}
+        if y is None:
+            return outputs
+
+        labels = self._python_per_word("y", y, num_words, np.int32)
+        labels = (np.concatenate(labels) if labels else np.zeros([0], np.int32))
+        piece_label = np.where(is_first, np.maximum(labels, 0)[piece_word], 0)
+        piece_flag = is_first & (labels >= 0)[piece_word]
+        token_labels = np.zeros(shape, np.int32)
+        token_labels[rows, columns] = piece_label[keep]
+        weights = np.zeros(shape, np.float32)
+        weights[rows, columns] = piece_flag[keep]
+        if sample_weight is not None:
+            if isinstance(sample_weight, np.ndarray) and sample_weight.ndim == 1:
+                weights = weights * sample_weight.astype(np.float32)[:, None]
+            else:
+                word_weight = self._python_per_word(
+                    "sample_weight", sample_weight, num_words, np.float32)
+                dense = np.zeros((batch, int(num_words.max(initial=0)) + 1),
+                                 np.float32)
+                for i, row in enumerate(word_weight):
+                    dense[i, :len(row)] = row
+                index = np.maximum(word_ids, 0)
+                weights = weights * np.take_along_axis(dense, index, axis=1)
+        outputs.update(y=token_labels, sample_weight=weights)
+        return outputs
+
+    def python_call(self, x, y=None, sample_weight=None):
+        if y is None and sample_weight is not None:
+            raise ValueError("`sample_weight` needs the word labels `y` too.")
+        aligned = self._python_align(x, y, sample_weight)
+        if y is None:
+            return aligned["x"]
+        return keras.utils.pack_x_y_sample_weight(
+            aligned["x"], aligned["y"], aligned["sample_weight"])
+
+    def python_word_ids(self, x):
+        return self._python_align(x)["word_ids"]
+
+    def python_split_words(self, x):
+        return self._python_words(x)
 
     def get_config(self):
         config = super().get_config()

@@ -30,3 +30,9 @@ class GPTMultipleChoicePreprocessor(MultipleChoicePreprocessor):
             super().call(x, y, sample_weight))
         packed = {k: packed[k] for k in ("token_ids", "padding_mask")}
         return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
+
+    def python_call(self, x, y=None, sample_weight=None):
+        packed, y, sample_weight = keras.utils.unpack_x_y_sample_weight(
+            super().python_call(x, y, sample_weight))
+        packed = {k: packed[k] for k in ("token_ids", "padding_mask")}
+        return keras.utils.pack_x_y_sample_weight(packed, y, sample_weight)
