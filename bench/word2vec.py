@@ -8,6 +8,10 @@ Rows:
     kzoo-tf  kzoo-jax  kzoo-torch     Word2VecSkipGram.fit on the corpus file
     gensim                            gensim.models.Word2Vec, workers=2
 
+kzoo's rows preprocess with TensorFlow (tf.data) by default; `--engine
+python` runs them on the Python preprocessing engine (numpy in a background
+thread, no TensorFlow), `--engine tensorflow,python` gives one row each.
+
 Each row runs in its own process (Keras reads its backend once), prints one
 JSON line, and the driver prints one table. The rows take turns epoch by
 epoch (one epoch of each row per round, only one row computing at a time;
@@ -27,6 +31,7 @@ WordVectors (equal to gensim's own evaluations).
     .venv/bin/python bench/word2vec.py --cbow --only kzoo-jax,gensim
     .venv/bin/python bench/word2vec.py --batch-size 1024,4096 --only kzoo-jax
     .venv/bin/python bench/word2vec.py --cores 1        # pinned, 1 thread each
+    .venv/bin/python bench/word2vec.py --only kzoo-jax,gensim --engine tensorflow,python
 
 Never imported by the tests.
 """
@@ -49,6 +54,8 @@ CORPUS = os.path.join(REPO_ROOT, "runs", "word2vec", "enwiki_lee.txt")
 
 def worker_main(args):
     _timing.pin_cores(args.cores)
+    # Read by kzoo when it first preprocesses (before any import here).
+    os.environ["KZOO_PREPROCESSING"] = args.engine
     import train_word2vec as example
 
     words = example.write_corpus(args.corpus)
@@ -157,14 +164,17 @@ def driver_main(args, argv):
         if only and library not in only and name not in only:
             continue
         sizes = args.batch_size.split(",") if library == "kzoo" else ["1024"]
-        for size in sizes:
+        engines = args.engine.split(",") if library == "kzoo" else ["tensorflow"]
+        for size, engine in [(s, e) for e in engines for s in sizes]:
             label = name + ((f" b{size}" if size != "auto" else "")
                             if library == "kzoo" else f" (workers={args.workers})")
+            if library == "kzoo" and (len(engines) > 1 or engine != "tensorflow"):
+                label += f" {engine}"
             rows.append((label, [
                 os.path.abspath(__file__), "--worker", library,
                 "--backend", short or "tf", "--epochs", str(args.epochs),
                 "--batch-size", size, "--corpus", args.corpus,
-                "--workers", str(args.workers),
+                "--workers", str(args.workers), "--engine", engine,
                 *(["--cbow"] if args.cbow else []),
                 *(["--cores", str(args.cores)] if args.cores else [])],
                 {"KERAS_BACKEND": BACKENDS[short or "tf"], "TF_CPP_MIN_LOG_LEVEL": "2"}))
@@ -196,6 +206,9 @@ def parse_args(argv):
                         help="kzoo examples per step (auto: fit's default); a "
                              "comma-separated list gives one row each")
     parser.add_argument("--workers", type=int, default=2, help="gensim threads")
+    parser.add_argument("--engine", default="tensorflow",
+                        help="kzoo's preprocessing engine: tensorflow (tf.data), "
+                             "python, or both comma-separated (a row each)")
     parser.add_argument("--corpus", default=CORPUS)
     parser.add_argument("--cores", type=int, default=None,
                         help="pin each worker to this many cores and threads")

@@ -1,23 +1,35 @@
 """Text → word2vec training examples (skip-gram pairs or CBOW windows)."""
 
+import itertools
 import os
 from pathlib import Path
 
 import keras
 import numpy as np
 
-from kzoo.preprocessing.engine import tf
+from kzoo.preprocessing.engine import engine, engine_scope, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.preprocessing.pipeline import Passes
 from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import check_type
+from kzoo.preprocessing.preprocessing_layer import numpy_outputs
+from kzoo.preprocessing.preprocessing_layer import preprocessing_function
+from kzoo.preprocessing.python_pipeline import PythonPasses
 from kzoo.preprocessing.skip_gram_sampler import SkipGramSampler
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
 from kzoo.tokenizers.word_vocabulary import compute_word_vocabulary
 
 _LINES_PER_CALL = 64
+# The Python engine samples more lines per call: its fixed cost per call is
+# a few dozen numpy operations, whatever their size.
+_PYTHON_LINES_PER_CALL = 1024
+_EMPTY_ERROR = (
+    "The corpus gave no training examples: its lines are empty, or every "
+    "word is out of the vocabulary (or dropped by subsampling, `sample`). "
+    "Pass text in the vocabulary's words, or build the model on this corpus "
+    "with `from_corpus`.")
 
 
 def text_lines(data):
@@ -54,6 +66,88 @@ def text_lines(data):
         f"tf.data.Dataset of strings, got {type(data).__name__}.")
 
 
+def python_text_lines(data):
+    """`text_lines` for the Python engine, without TensorFlow: a function
+    returning a new iterator over the corpus's lines (`str`, invalid UTF-8
+    replaced by U+FFFD) at each call, each streamed from its files.
+
+    Args:
+        data: the path of a text file (str or PathLike), a list of
+            `pathlib.Path`s, or a list of str (the lines themselves).
+    """
+    if isinstance(data, (str, os.PathLike)):
+        data = [Path(data)]
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(p, os.PathLike) for p in data):
+        paths = [os.fspath(p) for p in data]
+        for p in paths:
+            if not os.path.isfile(p):
+                raise FileNotFoundError(
+                    f"Corpus file {p!r} does not exist. (A str is read as a "
+                    "file path; to train on in-memory text, pass a list of "
+                    "str lines.)")
+
+        def read():
+            for p in paths:
+                # Only "\n" ends a line, as in tf.data.TextLineDataset.
+                with open(p, encoding="utf-8", errors="replace",
+                          newline="\n") as f:
+                    yield from f
+
+        return read
+    if isinstance(data, (list, tuple)):
+        for line in data:
+            check_type("data", line, (str, bytes), "a list of str")
+        lines = [line.decode("utf-8", errors="replace")
+                 if isinstance(line, bytes) else line for line in data]
+        return lambda: iter(lines)
+    raise TypeError(
+        "`data` must be a text file path, a list of str lines or a "
+        f"tf.data.Dataset of strings, got {type(data).__name__}.")
+
+
+def _python_engine(data):
+    """Whether the corpus `data` goes through the Python engine's pipeline."""
+    return engine() == "python" and not is_tensorflow_value(data)
+
+
+def _chunks(iterator, size):
+    """Lists of `size` items of `iterator` (the last one shorter)."""
+    while True:
+        chunk = list(itertools.islice(iterator, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+def _python_rebatch(pieces, batch_size, drop_remainder, pad_remainder):
+    """`(x, y)` pieces of any number of examples (numpy) as batches of
+    `batch_size` examples, as `tf.data`'s `rebatch` and `_pad_batch` do."""
+    held = None
+    for x, y in pieces:
+        if held is not None and held[1].shape[0]:
+            x = {k: np.concatenate([held[0][k], v]) for k, v in x.items()}
+            y = np.concatenate([held[1], y])
+        full = y.shape[0] - y.shape[0] % batch_size
+        for start in range(0, full, batch_size):
+            yield ({k: v[start:start + batch_size] for k, v in x.items()},
+                   y[start:start + batch_size])
+        held = ({k: v[full:] for k, v in x.items()}, y[full:])
+    if held is None or not held[1].shape[0] or drop_remainder:
+        return
+    x, y = held
+    if pad_remainder:
+        missing = batch_size - y.shape[0]
+
+        def pad(value, fill):
+            widths = [(0, missing)] + [(0, 0)] * (value.ndim - 1)
+            return np.pad(value, widths, constant_values=fill)
+
+        x = {k: pad(v, False if v.dtype == bool else 0) for k, v in x.items()}
+        y = pad(y, -1.0)
+    yield x, y
+
+
 def _pad_batch(x, y, batch_size):
     """Pads a batch of examples to `batch_size` with ids 0 (mask False)
     and labels -1, which the negative-sampling loss leaves out."""
@@ -81,7 +175,11 @@ class Word2VecPreprocessor(Preprocessor):
     example from the unigram distribution raised to 0.75. A batch of lines
     gives a variable number of examples: `Word2VecSkipGram.fit` maps this
     layer over the lines in `tf.data` and re-batches the examples, so the
-    pairs of a corpus never exist all at once.
+    pairs of a corpus never exist all at once. With the Python engine
+    (`kzoo.preprocessing.engine`; TensorFlow need not be installed) the
+    tokenizer and sampler run their numpy implementations over a thousand
+    lines at a time in a background thread (`passes`, `python_batches`):
+    the same vocabulary, rules and rates, other random draws.
 
     `output_mode="pairs"` gives skip-gram examples (`center`, `context`,
     `negatives`); `"windows"` gives CBOW ones (`center` and its whole
@@ -130,10 +228,12 @@ class Word2VecPreprocessor(Preprocessor):
         self.seed = seed
         self.sampler = None
         # Words (vocabulary or not) tokenized so far: what fit's words/s
-        # and progress count. A TF variable, so that tf.data maps add to it.
-        with tf.init_scope():
-            # In a list: out of Keras' tracking (it is not a weight).
-            self._counter = [tf.Variable(0, dtype=tf.int64, trainable=False)]
+        # and progress count. The TensorFlow path adds to a TF variable
+        # (made on its first use: tf.data maps add to it), the Python path
+        # to a Python int; `words_seen` is their sum. In a list: out of
+        # Keras' tracking (it is not a weight).
+        object.__setattr__(self, "_counter", [])
+        object.__setattr__(self, "_python_words", 0)
         if tokenizer is not None and tokenizer.vocabulary is not None:
             self._build()
 
@@ -157,7 +257,15 @@ class Word2VecPreprocessor(Preprocessor):
             oov_token: str. The id that other words map to (never trained).
             **kwargs: the constructor's other arguments (`window`, ...).
         """
-        lines = text_lines(data)
+        if not _python_engine(data):
+            lines = text_lines(data)
+        elif isinstance(data, (list, tuple)) and data and all(
+                isinstance(p, os.PathLike) for p in data):
+            # compute_word_vocabulary reads one file or a list of lines.
+            lines = list(python_text_lines(data)())
+        else:
+            python_text_lines(data)  # the same checks as text_lines
+            lines = data
         vocabulary, counts = compute_word_vocabulary(
             lines, min_count=min_count, max_size=max_size, lowercase=lowercase,
             special_tokens=(oov_token,), oov_token=oov_token)
@@ -179,9 +287,20 @@ class Word2VecPreprocessor(Preprocessor):
             shrink_window=self.shrink_window, skip_ids=(oov,),
             output_mode=self.output_mode, seed=self.seed)
 
+    def _words_variable(self):
+        """The TensorFlow path's count of words tokenized (made once)."""
+        if not self._counter:
+            with tf.init_scope():
+                self._counter.append(
+                    tf.Variable(0, dtype=tf.int64, trainable=False))
+        return self._counter[0]
+
     def words_seen(self):
         """Words (in the vocabulary or not) tokenized by this layer so far."""
-        return int(self._counter[0].numpy())
+        words = self._python_words
+        if self._counter:
+            words += int(self._counter[0].numpy())
+        return words
 
     @property
     def skip_ids(self):
@@ -204,7 +323,7 @@ class Word2VecPreprocessor(Preprocessor):
         if self.sampler is None:
             self._build()
         counts = np.asarray(self.tokenizer.counts, dtype=np.float64)
-        keep = self.sampler._keep_probability.numpy()
+        keep = self.sampler.keep_probability
         kept = float(np.sum(counts * keep))
         if words is not None:
             kept *= words / max(self.vocabulary_words(), 1)
@@ -221,7 +340,8 @@ class Word2VecPreprocessor(Preprocessor):
     def _sample(self, ids):
         """Word ids (ragged lines) → `(x, y)` examples, from the seeded
         stream, in order; the words are counted in `words_seen`."""
-        self._counter[0].assign_add(tf.cast(tf.size(ids.flat_values), tf.int64))
+        self._words_variable().assign_add(
+            tf.cast(tf.size(ids.flat_values), tf.int64))
         if self.sampler is None:
             self._build()
         out = self.sampler(ids)
@@ -231,8 +351,96 @@ class Word2VecPreprocessor(Preprocessor):
                             negative - 1.0], axis=1)
         return keras.utils.pack_x_y_sample_weight(out, labels)
 
+    def python_call(self, x, y=None, sample_weight=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "Word2VecPreprocessor makes its own targets: pass only text.")
+        return self.python_examples(*self.python_token_ids(x))
+
+    @preprocessing_function
+    def _token_ids(self, lines):
+        """Lines → their word ids as `(flat ids, row lengths)`."""
+        ids = self.tokenizer(lines)
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.RaggedTensor.from_tensor(tf.reshape(ids, [-1, tf.shape(ids)[-1]]))
+        return ids.flat_values, ids.row_lengths()
+
+    def python_token_ids(self, lines):
+        rows = self.tokenizer(lines)
+        if isinstance(rows, np.ndarray):  # one line, or padded rows
+            rows = rows.reshape(-1, rows.shape[-1]) if rows.size else rows.reshape(-1, 0)
+            return (rows.reshape(-1).astype(np.int32),
+                    np.full(rows.shape[0], rows.shape[1], np.int64))
+        lengths = np.fromiter((len(r) for r in rows), np.int64, len(rows))
+        flat = (np.concatenate(rows).astype(np.int32, copy=False) if rows
+                else np.zeros(0, np.int32))
+        return flat, lengths
+
+    @preprocessing_function
+    def _examples(self, ids, row_lengths):
+        """`(flat ids, row lengths)` → `(x, y)` examples (see `_sample`)."""
+        return self._sample(tf.RaggedTensor.from_row_lengths(ids, row_lengths))
+
+    def python_examples(self, ids, row_lengths):
+        # The words are counted before sampling, as `_sample` counts them.
+        object.__setattr__(self, "_python_words",
+                           self._python_words + int(np.sum(row_lengths)))
+        if self.sampler is None:
+            self._build()
+        out = self.sampler.sample_flat(ids, row_lengths)
+        target = out["center"] if self.output_mode == "windows" else out["context"]
+        labels = np.empty((target.shape[0], 1 + self.negative), np.float32)
+        labels[:, 0] = 1.0
+        np.subtract(out["negatives"] != target[:, None], 1.0, out=labels[:, 1:],
+                    dtype=np.float32)
+        return out, labels
+
+    def python_batches(self, data, batch_size, drop_remainder=False,
+                       lines_per_call=None, pad_remainder=False,
+                       cache_tokens=False):
+        """`dataset` for the Python engine, without TensorFlow: a function
+        returning a new iterator over one pass's `(x, y)` batches (numpy
+        arrays) at each call, sampled as the lines stream by, on the Python
+        engine whatever the engine of the caller.
+
+        `lines_per_call` lines are tokenized and sampled at a time (default
+        1024); with `cache_tokens`, the first full pass keeps their ids
+        (~4 bytes a word) and later passes sample from them.
+        """
+        if self.sampler is None:
+            self._build()
+        read = python_text_lines(data)
+        size = lines_per_call or _PYTHON_LINES_PER_CALL
+        cache = {"chunks": [], "complete": False} if cache_tokens else None
+
+        def token_chunks():
+            if cache is not None and cache["complete"]:
+                yield from cache["chunks"]
+                return
+            chunks = []
+            for lines in _chunks(read(), size):
+                with engine_scope("python"), numpy_outputs():
+                    ids = self._token_ids(lines)
+                if cache is not None:
+                    chunks.append(ids)
+                yield ids
+            if cache is not None:
+                cache["chunks"], cache["complete"] = chunks, True
+
+        def examples():
+            for ids, lengths in token_chunks():
+                with engine_scope("python"), numpy_outputs():
+                    pieces = self._examples(ids, lengths)
+                yield pieces
+
+        def one_pass():
+            return _python_rebatch(examples(), batch_size, drop_remainder,
+                                   pad_remainder)
+
+        return one_pass
+
     def dataset(self, data, batch_size, drop_remainder=False,
-                lines_per_call=_LINES_PER_CALL, pad_remainder=False,
+                lines_per_call=None, pad_remainder=False,
                 cache_tokens=False):
         """The training `tf.data.Dataset`: `(x, y)` batches of `batch_size`
         examples, sampled from `data` as it streams by. A pass's last batch
@@ -250,7 +458,8 @@ class Word2VecPreprocessor(Preprocessor):
         """
         if self.sampler is None:
             self._build()
-        ds = text_lines(data).batch(lines_per_call)
+        self._words_variable()
+        ds = text_lines(data).batch(lines_per_call or _LINES_PER_CALL)
         # Plain TF ops, no tensor-dependent Python control flow: traced as
         # they are. Autograph's conversion of these functions (and of the
         # Keras layer calls inside them) took ~0.7 s of each `fit`'s first
@@ -273,14 +482,21 @@ class Word2VecPreprocessor(Preprocessor):
         one iterator (`kzoo.preprocessing.pipeline.Passes`; `fit` trains an
         epoch on each `keras_input()`). Its `end_values` are `words_seen()`
         at the start and at the end of each pass: a pass's words exactly,
-        where `words_seen()` runs ahead with the prefetched batches."""
+        where `words_seen()` runs ahead with the prefetched batches.
+
+        With the Python engine (and `data` not a `tf.data.Dataset`), the
+        passes of `python_batches` in a background thread instead
+        (`kzoo.preprocessing.python_pipeline.PythonPasses`, the same
+        interface), without TensorFlow."""
+        if _python_engine(data):
+            return PythonPasses(
+                self.python_batches(data, batch_size, **kwargs), passes,
+                end_value=lambda: self._python_words,
+                empty_error=_EMPTY_ERROR)
         return Passes(
             self.dataset(data, batch_size, **kwargs), passes,
-            end_value=self._counter[0].read_value,
-            empty_error="The corpus gave no training examples: its lines are "
-            "empty, or every word is out of the vocabulary (or dropped by "
-            "subsampling, `sample`). Pass text in the vocabulary's words, or "
-            "build the model on this corpus with `from_corpus`.")
+            end_value=self._words_variable().read_value,
+            empty_error=_EMPTY_ERROR)
 
     def get_config(self):
         config = super().get_config()

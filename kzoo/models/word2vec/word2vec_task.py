@@ -12,6 +12,7 @@ from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.models.word2vec.word2vec_learning_rate import Word2VecLearningRate
 from kzoo.models.word2vec.word2vec_preprocessor import Word2VecPreprocessor
+from kzoo.models.word2vec.word2vec_preprocessor import _python_engine
 from kzoo.models.word2vec.word2vec_progress import EpochsProgbar
 from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
 from kzoo.models.word2vec.word_vectors import WordVectors
@@ -27,7 +28,10 @@ class Word2VecTask(Task):
 
     `fit(data, epochs=..., batch_size=...)` takes a corpus (a text file
     path, a list of str lines or a `tf.data.Dataset` of strings) and streams
-    it through the preprocessor in `tf.data`; the default `compile()` is
+    it through the preprocessor in `tf.data`, or, with the Python
+    preprocessing engine (TensorFlow not installed, or chosen: see
+    `kzoo.preprocessing.engine`), in the preprocessor's numpy pipeline on a
+    background thread (`Word2VecPreprocessor.passes`); the default `compile()` is
     plain SGD with word2vec's linearly decaying learning rate, from `alpha`
     to `min_alpha` over all the epochs of each `fit` call (as gensim's
     `train`), over an estimate of the steps from the vocabulary counts.
@@ -171,9 +175,12 @@ class Word2VecTask(Task):
         # 1% of the examples.
         options = dict(pad_remainder=sparse, cache_tokens=cache_tokens,
                        drop_remainder=not sparse and examples > 100 * batch_size)
-        if distributed:  # the strategies shard a dataset: one per epoch
+        # The strategies shard a dataset: one per epoch (the Python
+        # engine's batches are numpy arrays, which Keras distributes).
+        if distributed and not _python_engine(x):
             dataset, passes = self.preprocessor.dataset(x, batch_size, **options), None
         else:
+            dataset = None
             passes = self.preprocessor.passes(
                 x, batch_size, max(epochs - initial_epoch, 0), **options)
         estimate = math.ceil(examples / batch_size)
@@ -184,6 +191,16 @@ class Word2VecTask(Task):
                 isinstance(c, keras.callbacks.ProgbarLogger) for c in callbacks):
             callbacks.append(EpochsProgbar(epochs))
         kwargs.pop("shuffle", None)  # word2vec reads the corpus in order
+        try:
+            return self._fit_epochs(passes, dataset, callbacks, initial_epoch,
+                                    epochs, batch_size, kwargs)
+        finally:
+            if passes is not None and hasattr(passes, "close"):
+                passes.close()  # the Python pipeline's thread
+
+    def _fit_epochs(self, passes, dataset, callbacks, initial_epoch, epochs,
+                    batch_size, kwargs):
+        """`fit`'s epochs, one `keras.Model.fit` call each."""
         history = None
         for epoch in range(initial_epoch, epochs):
             before = self._iterations()
