@@ -621,9 +621,15 @@ class BytePairTokenizer(Tokenizer):
         if ids is None:
             if len(cache) >= 100_000:
                 cache.clear()
-            ids = cache[word] = [self.vocabulary[s] for s in
-                                 byte_pair_merge(word, state["ranks"])]
+            unk = state.get("unk_id")
+            ids = cache[word] = [self.vocabulary.get(s, unk) for s in
+                                 byte_pair_merge(self._python_symbols(word),
+                                                 state["ranks"])]
         return ids
+
+    def _python_symbols(self, word):
+        """A word's symbols before any merge (it is already byte-mapped)."""
+        return list(word)
 
     def _python_text_ids(self, text, state):
         """One text's ids with ``byte_pair_merge`` (merges on which Hugging

@@ -1,12 +1,13 @@
 """GPT-1's BPE tokenizer: BERT's basic tokenization, then BPE with ``</w>``."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type, preprocessing_function
-from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
+from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer, python_ids_rank
 from kzoo.tokenizers.tokenizer import to_valid_utf8
-from kzoo.tokenizers.word_piece_tokenizer import split_words
+from kzoo.tokenizers.word_piece_tokenizer import hugging_face_word_piece, split_words
 
 END_OF_WORD = "</w>"
 
@@ -23,7 +24,11 @@ class GPT1Tokenizer(BytePairTokenizer):
     ``merges``. A symbol outside the vocabulary becomes ``unk_token``. The
     ids equal ``OpenAIGPTTokenizer``'s on the same ``vocab.json`` and
     ``merges.txt``. Special tokens written in the text are not kept whole:
-    GPT-1's fine-tuning tokens are placed by the packer, by id.
+    GPT-1's fine-tuning tokens are placed by the packer, by id. The
+    TensorFlow ops run inside ``tf.data``; the Python implementation (no
+    TensorFlow) runs the same steps on Hugging Face ``tokenizers`` (the
+    WordPiece tokenizer's normalization and splitting, then its BPE with
+    the ``</w>`` suffix) and gives the same ids and strings.
 
     Args:
         vocabulary: dict of token to id, or a ``vocab.json`` path.
@@ -93,6 +98,54 @@ class GPT1Tokenizer(BytePairTokenizer):
         text = tf.strings.reduce_join(tokens, axis=-1)
         text = tf.strings.regex_replace(text, END_OF_WORD, " ")
         return tf.strings.strip(text)
+
+    # --- the Python engine ---
+    def _python_id_bytes(self):
+        return None  # detokenize joins the tokens (python_detokenize)
+
+    def _python_hf_tokenizer(self, merges):
+        from tokenizers import models
+
+        hf = hugging_face_word_piece([self.unk_token], self.unk_token,
+                                     lowercase=True)
+        hf.model = models.BPE(dict(self.vocabulary),
+                              [tuple(m.split(" ")) for m in merges],
+                              unk_token=self.unk_token,
+                              end_of_word_suffix=END_OF_WORD)
+        return hf
+
+    def _python_splitter(self):
+        hf = hugging_face_word_piece([self.unk_token], self.unk_token,
+                                     lowercase=True)
+        return {"normalizer": hf.normalizer, "pre_tokenizer": hf.pre_tokenizer,
+                "unk_id": self.unk_token_id}
+
+    def _python_symbols(self, word):
+        return list(word[:-1]) + [word[-1] + END_OF_WORD]
+
+    def _python_text_ids(self, text, state):
+        words = state["pre_tokenizer"].pre_tokenize_str(
+            state["normalizer"].normalize_str(text))
+        ids = []
+        for word, _ in words:
+            ids.extend(self._python_word_ids(word, state))
+        return ids
+
+    def python_detokenize(self, inputs):
+        self._check_vocabulary()
+        rows, rank = python_ids_rank(inputs)
+        if rank != 2:
+            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
+                             f"shape {np.shape(inputs)}.")
+        tokens, size = self._tokens, len(self._tokens)
+        texts = []
+        for row in rows:
+            row = row.tolist()
+            if row and (min(row) < 0 or max(row) >= size):
+                raise ValueError(f"`inputs` has ids outside [0, {size}).")
+            text = "".join([tokens[i] for i in row]).replace(END_OF_WORD, " ")
+            texts.append(text.strip(" \t\n\v\f\r"))  # ASCII, as tf.strings.strip
+        return texts
 
     def get_config(self):
         config = super().get_config()
