@@ -1,8 +1,10 @@
 """BERT's masked language model masking."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
+from kzoo.preprocessing import preprocessing_layer
 from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
 
@@ -11,6 +13,49 @@ def _check_rate(name, value):
     check_type(name, value, (int, float), "a float in [0, 1]")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"`{name}` must be in [0, 1], got {value}.")
+
+
+def _python_rows(inputs, input_dtype):
+    """Python-engine token ids → (rows, rank, dense): the rows as 1-D
+    integer arrays of one dtype, the input's rank, and the ``[batch, length]``
+    array when the input is dense (None when ragged). Numbers become
+    ``input_dtype`` at the outermost call (as TensorFlow's conversion does)
+    and keep their dtype in a nested one."""
+    nested = preprocessing_layer._depth() > 1
+    if isinstance(inputs, (list, tuple)) and not inputs:
+        inputs = np.zeros([0], input_dtype)
+    if isinstance(inputs, (list, tuple)):
+        rows = [r if isinstance(r, np.ndarray) else np.asarray(r)
+                for r in inputs]
+        if any(r.ndim != 1 for r in rows):
+            raise ValueError(
+                "`inputs` must be a 1-D sequence or a batch `[batch, length]` "
+                f"of token ids, got rank {1 + max(r.ndim for r in rows)}.")
+        kinds = {r.dtype.kind for r in rows if r.size}
+        if not kinds <= {"i", "u"}:
+            dtype = next(r.dtype for r in rows if r.dtype.kind not in "iu")
+            raise TypeError(
+                f"`inputs` must be integer token ids, got {dtype.name}.")
+        dtype = next((r.dtype for r in rows if r.size), None)
+        if not nested or dtype is None:
+            dtype = np.dtype(input_dtype)
+        return [r.astype(dtype, copy=False) for r in rows], 2, None
+    array = inputs if isinstance(inputs, np.ndarray) else np.asarray(inputs)
+    if array.dtype.kind in "USO":
+        raise TypeError("`inputs` must be integer token ids, got string.")
+    if array.ndim not in (1, 2):
+        raise ValueError(
+            "`inputs` must be a 1-D sequence or a batch `[batch, length]` "
+            f"of token ids, got rank {array.ndim}.")
+    if array.dtype.kind not in "iu":
+        if array.size or array.dtype.kind != "f":
+            raise TypeError(
+                f"`inputs` must be integer token ids, got {array.dtype.name}.")
+        array = array.astype(input_dtype)
+    if not nested:
+        array = array.astype(input_dtype, copy=False)
+    batched = array[None] if array.ndim == 1 else array
+    return list(batched), array.ndim, batched
 
 
 @kzoo_export("kzoo.preprocessing.MaskedLMMaskGenerator")
@@ -54,6 +99,12 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         in ascending order, padded with 0), `mask_ids` (the original ids at
         those positions, padded with 0) and `mask_weights` (float32, 1.0 for
         a real position and 0.0 for padding). Unbatched input gives `[S]`.
+
+    The TensorFlow implementation draws from the layer's
+    `tf.random.Generator`; the Python one (numpy, vectorized over the
+    batch, see `kzoo.preprocessing.engine`) applies the same rules with
+    draws from `python_generator`: the same distributions, not the same
+    draws.
 
     Example:
     >>> masker = kzoo.preprocessing.MaskedLMMaskGenerator(
@@ -193,6 +244,74 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         }
         if not isinstance(inputs, tf.RaggedTensor):
             outputs["token_ids"] = corrupted.to_tensor(shape=tf.shape(batched))
+        if rank == 1:
+            outputs = {key: value[0] for key, value in outputs.items()}
+        return outputs
+
+    def python_call(self, inputs):
+        rows, rank, dense = _python_rows(inputs, self.input_dtype)
+        num_rows = len(rows)
+        lengths = np.array([len(r) for r in rows], np.int64)
+        dtype = rows[0].dtype if num_rows else np.dtype(self.input_dtype)
+        if dense is not None:
+            ids = dense.reshape(-1)
+        elif num_rows:
+            ids = np.concatenate(rows).astype(dtype, copy=False)
+        else:
+            ids = np.zeros([0], dtype)
+        total = len(ids)
+        row_of = np.repeat(np.arange(num_rows), lengths)
+        row_start = np.cumsum(lengths) - lengths
+        rng = self.python_generator
+
+        # === Selection: exactly n of the k selectable tokens of each row ===
+        selectable = ~np.isin(ids, np.asarray(self.unselectable_token_ids,
+                                              np.int64))
+        num_selectable = np.bincount(row_of[selectable], minlength=num_rows)
+        u = rng.random(num_rows, dtype=np.float32)
+        count = np.floor(self.mask_selection_rate
+                         * num_selectable.astype(np.float32) + u)
+        count = np.minimum(count, num_selectable).astype(np.int64)
+        if self.mask_selection_length is not None:
+            count = np.minimum(count, self.mask_selection_length)
+        # A random order of each row's selectable tokens; the first `count`
+        # of each row are chosen.
+        keys = rng.random(total)
+        keys[~selectable] = 2.0
+        order = np.argsort(row_of * 4.0 + keys)  # by row, then key
+        rank_in_row = np.empty(total, np.int64)
+        rank_in_row[order] = np.arange(total) - row_start[row_of[order]]
+        selected = rank_in_row < count[row_of]
+
+        # === Corruption of the selected tokens ===
+        chosen = np.flatnonzero(selected)  # ascending: by row, then position
+        p = rng.random(len(chosen))
+        random_ids = rng.integers(0, self.vocabulary_size, len(chosen))
+        new_ids = np.where(
+            p < self.mask_token_rate, self.mask_token_id,
+            np.where(p < self.mask_token_rate + self.random_token_rate,
+                     random_ids, ids[chosen]))
+        corrupted = ids.copy()
+        corrupted[chosen] = new_ids.astype(dtype)
+
+        # === Outputs ===
+        width = self.mask_selection_length
+        if width is None:
+            width = int(count.max()) if num_rows else 0
+        chosen_row = row_of[chosen]
+        column = np.arange(len(chosen)) - (np.cumsum(count) - count)[chosen_row]
+        mask_positions = np.zeros((num_rows, width), np.int32)
+        mask_positions[chosen_row, column] = chosen - row_start[chosen_row]
+        mask_ids = np.zeros((num_rows, width), dtype)
+        mask_ids[chosen_row, column] = ids[chosen]
+        mask_weights = np.zeros((num_rows, width), np.float32)
+        mask_weights[chosen_row, column] = 1.0
+        if dense is not None:
+            token_ids = corrupted.reshape(dense.shape)
+        else:
+            token_ids = np.split(corrupted, np.cumsum(lengths)[:-1])
+        outputs = {"token_ids": token_ids, "mask_positions": mask_positions,
+                   "mask_ids": mask_ids, "mask_weights": mask_weights}
         if rank == 1:
             outputs = {key: value[0] for key, value in outputs.items()}
         return outputs
