@@ -1,10 +1,24 @@
 """BERT's next sentence prediction pairs."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import RandomPreprocessingLayer
 from kzoo.preprocessing.preprocessing_layer import check_type
+
+
+def _rank(value):
+    if isinstance(value, (list, tuple)):
+        return 1 + max((_rank(v) for v in value), default=0)
+    return np.ndim(value) if not isinstance(value, str) else 0
+
+
+def _python_rank(inputs):
+    """The rank of a Python-engine input (``[]``: no documents, rank 2)."""
+    if isinstance(inputs, (list, tuple, np.ndarray)) and len(inputs) == 0:
+        return 2
+    return _rank(inputs)
 
 
 @kzoo_export("kzoo.preprocessing.NextSentencePairs")
@@ -36,6 +50,11 @@ class NextSentencePairs(RandomPreprocessingLayer):
         A dict with `segment_a` and `segment_b` (1-D string tensors, lists of
         str when called eagerly) and `next_sentence_label` (int32), one entry
         per pair.
+
+    The TensorFlow implementation draws from the layer's
+    `tf.random.Generator`; the Python one (numpy over the batch's sentences,
+    see `kzoo.preprocessing.engine`) applies the same rules with draws from
+    `python_generator`: the same distributions, not the same draws.
 
     Example:
     >>> nsp = kzoo.preprocessing.NextSentencePairs(random_next_rate=0.0)
@@ -106,6 +125,43 @@ class NextSentencePairs(RandomPreprocessingLayer):
             "segment_a": tf.gather(sentences, a_index),
             "segment_b": tf.gather(sentences, b_index),
             "next_sentence_label": tf.cast(is_random, tf.int32),
+        }
+
+    def python_call(self, inputs):
+        rank = _python_rank(inputs)
+        if rank != 2:
+            raise ValueError(
+                "`inputs` must be a batch of documents, each a list of "
+                f"sentences (rank 2), got rank {rank}: wrap a "
+                "single document in a list, and batch several for random pairs.")
+        for doc in inputs:
+            for sentence in doc:
+                if not isinstance(sentence, str):
+                    dtype = getattr(sentence, "dtype", type(sentence).__name__)
+                    raise TypeError(f"`inputs` must be strings, got {dtype}.")
+        sentences = [sentence for doc in inputs for sentence in doc]
+        doc_lengths = np.array([len(doc) for doc in inputs], np.int64)
+        doc_starts = np.cumsum(doc_lengths) - doc_lengths
+        doc_of = np.repeat(np.arange(len(inputs)), doc_lengths)
+        starts, lengths = doc_starts[doc_of], doc_lengths[doc_of]
+        index = np.arange(len(sentences))
+        a_index = index[index - starts < lengths - 1]
+        starts, lengths = starts[a_index], lengths[a_index]  # now per pair
+
+        rng = self.python_generator
+        coin = rng.random(len(a_index), dtype=np.float32)
+        pick = rng.random(len(a_index))
+        # A uniform index into the other documents' sentences, skipping A's.
+        num_others = len(sentences) - lengths
+        r = np.floor(pick * num_others).astype(np.int64)
+        r = np.minimum(r, np.maximum(num_others - 1, 0))
+        random_index = np.where(r < starts, r, r + lengths)
+        is_random = (coin < self.random_next_rate) & (num_others > 0)
+        b_index = np.where(is_random, random_index, a_index + 1)
+        return {
+            "segment_a": [sentences[i] for i in a_index.tolist()],
+            "segment_b": [sentences[i] for i in b_index.tolist()],
+            "next_sentence_label": is_random.astype(np.int32),
         }
 
     def get_config(self):
