@@ -3,14 +3,19 @@
 import collections
 import heapq
 import json
+import os
+import re
 
-
-from kzoo.preprocessing.engine import tf
+from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.byte_pair_tokenizer import bytes_to_unicode, split_words
 from kzoo.tokenizers.tokenizer import write_lines
-from kzoo.tokenizers.word_piece_vocabulary import count_words, text_batches
+from kzoo.tokenizers.word_piece_vocabulary import (
+    _FILE_CHUNK_LINES,
+    count_words,
+    text_batches,
+)
 
 
 def _merge_word(word, a, b, merged):
@@ -75,6 +80,50 @@ def learn_merges(word_counts, min_frequency=2):
         del counts[(a, b)]
 
 
+def _python_texts(data):
+    """The Python engine's ``text_batches``: the same texts one by one (a
+    file in the same chunks of lines), as str."""
+    if isinstance(data, str):
+        if not os.path.isfile(data):
+            raise ValueError(f"`data` is a str, so it must be a text file path; "
+                             f"no file {data!r} exists. Pass a list of str for text.")
+        with open(data, encoding="utf-8", errors="replace") as f:
+            lines = []
+            for line in f:
+                lines.append(line)
+                if len(lines) == _FILE_CHUNK_LINES:
+                    yield "".join(lines)
+                    lines = []
+            if lines:
+                yield "".join(lines)
+    elif isinstance(data, (list, tuple)):
+        for text in data:
+            check_type("data", text, (str, bytes), "a list of str")
+            yield text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    else:
+        raise TypeError("`data` must be a list of str, a tf.data.Dataset of strings "
+                        f"or a text file path, got {type(data).__name__}.")
+
+
+def _python_word_counts(data, special_tokens):
+    """``{byte-mapped word: count}`` of GPT-2's pre-tokenization of ``data``
+    (Hugging Face's ``ByteLevel`` pre-tokenizer, which ``BytePairTokenizer``'s
+    Python implementation uses), ``special_tokens`` cut out."""
+    from tokenizers import pre_tokenizers
+
+    pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    special = None
+    if special_tokens:
+        special = re.compile("|".join(
+            re.escape(t) for t in sorted(special_tokens, key=len, reverse=True)))
+    counts = collections.Counter()
+    for text in _python_texts(data):
+        for piece in special.split(text) if special is not None else [text]:
+            if piece:
+                counts.update(w for w, _ in pre_tokenizer.pre_tokenize_str(piece))
+    return counts
+
+
 @kzoo_export("kzoo.tokenizers.compute_byte_pair_merges")
 def compute_byte_pair_merges(
     data,
@@ -96,6 +145,10 @@ def compute_byte_pair_merges(
 
     The vocabulary lists the special tokens, then the 256 byte symbols in
     byte order, then each merge result in merge order.
+
+    The words are counted with TensorFlow ops, or, on the Python engine
+    (``kzoo.preprocessing.engine``; not for a ``tf.data.Dataset``), with
+    Hugging Face ``tokenizers``' pre-tokenizer: the same counts and merges.
 
     Args:
         data: a list of str, a ``tf.data.Dataset`` of strings, or the path of
@@ -131,15 +184,19 @@ def compute_byte_pair_merges(
         raise ValueError(f"`vocabulary_size` must be at least {len(base)} (256 bytes "
                          f"+ special tokens), got {vocabulary_size}.")
 
-    def split(text):
-        words, is_special = split_words(text, special_tokens)
-        return tf.ragged.boolean_mask(words, ~is_special)
-
-    counts = count_words(text_batches(data), split)
-    byte_map = bytes_to_unicode()
     word_counts = collections.Counter()
-    for word, count in counts.items():
-        word_counts[tuple(byte_map[b] for b in word)] += count
+    if engine() == "python" and not is_tensorflow_value(data):
+        for word, count in _python_word_counts(data, special_tokens).items():
+            word_counts[tuple(word)] += count
+    else:
+        def split(text):
+            words, is_special = split_words(text, special_tokens)
+            return tf.ragged.boolean_mask(words, ~is_special)
+
+        counts = count_words(text_batches(data), split)
+        byte_map = bytes_to_unicode()
+        for word, count in counts.items():
+            word_counts[tuple(byte_map[b] for b in word)] += count
 
     vocabulary = {token: i for i, token in enumerate(base)}
     merges = []
