@@ -387,7 +387,11 @@ class Task(keras.Model):
             if is_tensors(value):
                 return value
             if python:
-                return [] if dtype == "string" else np.zeros([0] * rank, dtype)
+                # One blank example, cut to none after preprocessing (a
+                # Python list of no texts reads as one empty sequence).
+                if dtype == "string":
+                    return [""]
+                return [[]] if rank == 2 else np.zeros([1], dtype)
             return tf.zeros([0] * rank, dtype)
 
         def is_tensors(value):
@@ -412,6 +416,9 @@ class Task(keras.Model):
             data = self.preprocessor(empty(x, "string"), *(
                 empty(v, d, rank=2) for v, d in ((y, "int32"), (sample_weight, "float32"))
                 if v is not None))
+        if python:
+            data = keras.tree.map_structure(
+                lambda t: keras.ops.convert_to_numpy(t)[:0], data)
         return keras.utils.unpack_x_y_sample_weight(data)
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
