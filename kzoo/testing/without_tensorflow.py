@@ -25,6 +25,18 @@ class _NoTensorFlow(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, _NoTensorFlow())
+
+# A package that is not installed has no spec: `importlib.util.find_spec`
+# returns None for it (PyTorch's dynamo asks so for TensorFlow at import).
+import importlib.util
+_find_spec = importlib.util.find_spec
+
+def _find_spec_without_tensorflow(name, package=None):
+    if name.split(".")[0] in {BLOCKED!r}:
+        return None
+    return _find_spec(name, package)
+
+importlib.util.find_spec = _find_spec_without_tensorflow
 """
 
 
