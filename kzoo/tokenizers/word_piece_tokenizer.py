@@ -187,7 +187,8 @@ def _with_exceptions(step, exceptions, first_placeholder):
 
 def hugging_face_word_piece(vocabulary, oov_token="[UNK]", lowercase=True,
                             strip_accents=None, split_on_punctuation=True,
-                            special_tokens=(), max_input_chars_per_word=100):
+                            special_tokens=(), max_input_chars_per_word=100,
+                            exceptions=True):
     """A Hugging Face ``tokenizers.Tokenizer`` doing what the TensorFlow
     implementation does (``split_words_with_offsets`` and
     FastWordpieceTokenizer), character class for character class.
@@ -201,6 +202,10 @@ def hugging_face_word_piece(vocabulary, oov_token="[UNK]", lowercase=True,
     Args:
         vocabulary: list of str.
         special_tokens: the tokens matched in the raw text, each one token.
+        exceptions: bool. Whether to handle the few characters whose
+            lowercase or NFD ``tokenizers`` gets differently
+            (``exception_characters``); False gives a faster tokenizer for
+            texts without them.
         (the others as ``WordPieceTokenizer``'s).
     """
     from tokenizers import AddedToken, Regex, Tokenizer
@@ -214,11 +219,13 @@ def hugging_face_word_piece(vocabulary, oov_token="[UNK]", lowercase=True,
         normalizers.Replace(Regex(unicode.regex_class(unicode.WHITESPACE)), " "),
     ]
     if lowercase:
-        steps += _with_exceptions(normalizers.Lowercase(),
-                                  unicode.LOWERCASE_EXCEPTIONS, _PLACEHOLDER)
+        steps += _with_exceptions(
+            normalizers.Lowercase(),
+            unicode.LOWERCASE_EXCEPTIONS if exceptions else {}, _PLACEHOLDER)
     if strip_accents:
-        steps += _with_exceptions(normalizers.NFD(), unicode.NFD_EXCEPTIONS,
-                                  _PLACEHOLDER)
+        steps += _with_exceptions(
+            normalizers.NFD(), unicode.NFD_EXCEPTIONS if exceptions else {},
+            _PLACEHOLDER)
         steps.append(normalizers.Replace(
             Regex(unicode.regex_class(unicode.NONSPACING_MARKS)), ""))
     split = CJK_PATTERN
@@ -238,6 +245,16 @@ def hugging_face_word_piece(vocabulary, oov_token="[UNK]", lowercase=True,
             AddedToken(t, special=True, normalized=False, single_word=False,
                        lstrip=False, rstrip=False) for t in special_tokens])
     return tokenizer
+
+
+def exception_characters(lowercase=True, strip_accents=None):
+    """The set of characters that need ``hugging_face_word_piece(...,
+    exceptions=True)`` (a frozenset of str, empty when none do)."""
+    if strip_accents is None:
+        strip_accents = lowercase
+    characters = ((list(word_piece_unicode.LOWERCASE_EXCEPTIONS) if lowercase else [])
+                  + (list(word_piece_unicode.NFD_EXCEPTIONS) if strip_accents else []))
+    return frozenset(map(chr, characters))
 
 
 # Decoding bytes to text, the spans of the bytes replaced by U+FFFD.
@@ -304,9 +321,19 @@ class WordPieceTokenizer(Tokenizer):
     no such split, or longer than ``max_input_chars_per_word``, becomes the
     ``oov_token``. The ids match Hugging Face's ``BertTokenizer`` (the
     ``tokenizers``-backed one; the legacy Python tokenizer also applies NFC
-    and a Greek final-sigma rule). The same TensorFlow ops run eagerly and
-    inside ``tf.data``. Invalid UTF-8 is replaced by U+FFFD, which BERT
-    deletes.
+    and a Greek final-sigma rule). Invalid UTF-8 is replaced by U+FFFD,
+    which BERT deletes.
+
+    Two implementations give the same ids and offsets (see
+    ``kzoo.preprocessing.engine``): TensorFlow and tensorflow-text ops, which
+    run eagerly and inside ``tf.data``, and a Python one on Hugging Face
+    ``tokenizers`` (``hugging_face_word_piece``, with the character classes
+    of ``word_piece_unicode``), which needs no TensorFlow. One exception: a
+    spacing mark of nonzero combining class (25 characters, such as U+1D165)
+    right after other marks is reordered by NFD; there TensorFlow's
+    ``tokenize_with_offsets`` may order the pieces differently from its
+    ``tokenize``, and the Python implementation gives ``tokenize``'s ids to
+    both, with offsets that may point at the neighbouring mark.
 
     Args:
         vocabulary: list of str, a path to a ``vocab.txt`` (one token per
@@ -670,17 +697,40 @@ class WordPieceTokenizer(Tokenizer):
         return text
 
     # --- the Python implementation ---
-    def _python_tokenizer(self):
-        """The Hugging Face tokenizer of the vocabulary (built once)."""
-        tokenizer = self.__dict__.get("_python_tables")
-        if tokenizer is None:
-            tokenizer = hugging_face_word_piece(
+    def _python_tokenizer(self, exceptions=False):
+        """The Hugging Face tokenizer of the vocabulary (built once), and the
+        characters that need its ``exceptions`` variant."""
+        tables = self.__dict__.get("_python_tables")
+        if tables is None:
+            tables = {"characters": exception_characters(self.lowercase,
+                                                         self.strip_accents)}
+            object.__setattr__(self, "_python_tables", tables)
+        if exceptions not in tables:
+            tables[exceptions] = hugging_face_word_piece(
                 self.vocabulary, self.oov_token, self.lowercase, self.strip_accents,
                 self.split_on_punctuation,
                 tuple(self._special_ids) if self.special_tokens_in_strings else (),
-                self.max_input_chars_per_word)
-            object.__setattr__(self, "_python_tables", tokenizer)
-        return tokenizer
+                self.max_input_chars_per_word, exceptions=exceptions)
+        return tables[exceptions], tables["characters"]
+
+    def _python_encode(self, texts):
+        """``tokenizers`` encodings of the texts (without special tokens)."""
+        tokenizer, characters = self._python_tokenizer()
+        rare = []
+        joined = "".join(texts)
+        if characters and not joined.isascii() and not characters.isdisjoint(joined):
+            rare = [i for i, text in enumerate(texts)
+                    if not characters.isdisjoint(text)]
+        if not rare:
+            return tokenizer.encode_batch(texts, add_special_tokens=False)
+        encodings = [None] * len(texts)
+        common = sorted(set(range(len(texts))) - set(rare))
+        for rows, exceptions in ((common, False), (rare, True)):
+            batch = self._python_tokenizer(exceptions)[0].encode_batch(
+                [texts[i] for i in rows], add_special_tokens=False)
+            for i, encoding in zip(rows, batch):
+                encodings[i] = encoding
+        return encodings
 
     def _python_texts(self, inputs):
         """``(texts, scalar)``: the input as a list of str."""
@@ -703,8 +753,7 @@ class WordPieceTokenizer(Tokenizer):
     def _python_tokenize_all(self, inputs, offsets=True, source=None):
         self._check_vocabulary()
         texts, scalar = self._python_texts(inputs)
-        encodings = self._python_tokenizer().encode_batch(
-            texts, add_special_tokens=False)
+        encodings = self._python_encode(texts)
         lengths = np.fromiter((len(e.ids) for e in encodings), np.int64,
                               len(encodings))
         splits = np.cumsum(lengths)[:-1]
