@@ -67,6 +67,7 @@ def _positions(sentences):
     return {t: (s, p) for s, row in enumerate(sentences) for p, t in enumerate(row)}
 
 
+@pytest.mark.without_tensorflow
 @settings(max_examples=60)
 @given(st.lists(st.integers(0, 14), min_size=1, max_size=8),
        st.integers(1, 5), st.sampled_from([0.0, 0.001, 0.01]), st.integers(0, 50))
@@ -112,6 +113,7 @@ def test_pairs_lie_in_shrunk_windows_of_the_kept_words(lengths, window, sample,
     assert not np.isin(out["negatives"], [0]).any()
 
 
+@pytest.mark.without_tensorflow
 def test_windows_hold_the_pairs_of_the_same_stream():
     # Same seed: the same subsampling and radii in both modes, so each
     # CBOW window holds exactly the skip-gram pairs of its center.
@@ -130,6 +132,7 @@ def test_windows_hold_the_pairs_of_the_same_stream():
     assert windows["negatives"].shape == (len(windows["center"]), 3)
 
 
+@pytest.mark.without_tensorflow
 def test_same_seed_same_outputs_other_seed_other_outputs():
     kwargs = dict(counts=[0, 7, 50, 3, 1, 20, 9, 0, 4, 12], window=3, negative=2,
                   sample=0.05, seed=42)
@@ -147,6 +150,7 @@ def test_same_seed_same_outputs_other_seed_other_outputs():
     assert a["negatives"].tolist() != b["negatives"].tolist()
 
 
+@pytest.mark.without_tensorflow
 def test_subsampling_keep_rate_follows_word2vec_formula():
     sample, n = 1e-2, 25_000
     counts = np.array([0, 1, 40_000, 10_000, 3_000, 1_000, 0])
@@ -165,6 +169,7 @@ def test_subsampling_keep_rate_follows_word2vec_formula():
     assert 0.05 < min(np.sum(out["center"] == w) / n for w in words)
 
 
+@pytest.mark.without_tensorflow
 def test_shrunk_radii_are_uniform_and_distances_follow():
     window, length, sentences = 4, 500, 200  # 100k tokens
     counts = np.ones(length, int)
@@ -189,6 +194,7 @@ def test_shrunk_radii_are_uniform_and_distances_follow():
     assert (centers[inner[starts]] >= window).all()
 
 
+@pytest.mark.without_tensorflow
 def test_negatives_follow_unigram_to_the_power_0_75():
     counts = np.array([0, 100, 40, 7, 1, 0, 300, 25, 60, 2])
     out = _run("python", dict(counts=counts, window=1, negative=100, sample=0.0,
@@ -204,6 +210,7 @@ def test_negatives_follow_unigram_to_the_power_0_75():
     assert observed[[0, 5, 8]].sum() == 0
 
 
+@pytest.mark.without_tensorflow
 def test_empty_inputs_and_errors_on_the_python_engine():
     with engine_scope("python"):
         sampler = SkipGramSampler([0, 7, 50, 3], negative=2, skip_ids=(2,), seed=0)

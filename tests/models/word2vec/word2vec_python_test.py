@@ -115,6 +115,7 @@ def test_pipeline_batches_equal_tf_data_without_draws(tmp_path, options, mode):
     assert python.words_seen() == tensorflow.words_seen()
 
 
+@pytest.mark.without_tensorflow
 @pytest.mark.parametrize("cache_tokens", [False, True])
 def test_python_passes_count_each_pass_and_keep_the_stream(cache_tokens):
     # fit's passes draw the same examples as one pass after another of
@@ -145,6 +146,7 @@ def test_python_passes_count_each_pass_and_keep_the_stream(cache_tokens):
         passes.next_pass()
 
 
+@pytest.mark.without_tensorflow
 def test_python_pipeline_errors():
     corpus = topic_corpus(10)
     pre = _preprocessor("python", corpus, min_count=1, seed=0)
@@ -169,6 +171,7 @@ def test_python_pipeline_errors():
             pre._build()
 
 
+@pytest.mark.without_tensorflow
 @pytest.mark.parametrize("cls", [Word2VecSkipGram, Word2VecCBOW])
 def test_python_engine_fit_learns_topics_with_decaying_rate(cls):
     corpus = topic_corpus()
@@ -191,6 +194,8 @@ def test_python_engine_fit_learns_topics_with_decaying_rate(cls):
         assert set(neighbours) <= set(topic), (word, neighbours)
 
 
+@pytest.mark.without_tensorflow
+@pytest.mark.backends("jax", "torch")  # Keras' TensorFlow backend needs TensorFlow
 def test_fit_without_tensorflow():
     # A tiny skip-gram and CBOW, an epoch each, in a process where
     # TensorFlow cannot be imported; gensim's Lee corpus when installed.
