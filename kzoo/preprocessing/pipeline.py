@@ -1,4 +1,9 @@
-"""The last stage of every kzoo input pipeline (`tf.data`)."""
+"""The last stage of every kzoo input pipeline (`tf.data`).
+
+The Python preprocessing engine's counterparts, without TensorFlow, are in
+`kzoo.preprocessing.python_pipeline` (`PythonPasses`) and
+`kzoo.preprocessing.batches`.
+"""
 
 from kzoo.preprocessing.engine import tf
 
