@@ -46,6 +46,10 @@ class CausalLMPreprocessor(Preprocessor):
         ``(x, y, sample_weight)``: ``x`` is a dict of ``token_ids`` and
         ``padding_mask`` ``[batch, sequence_length]``, ``y`` the next-token ids
         and ``sample_weight`` the float mask of real targets.
+
+    ``call`` runs TensorFlow ops, or without TensorFlow ``python_call`` (see
+    ``kzoo.preprocessing.engine``); ``generate_preprocess`` and
+    ``generate_postprocess`` run on whichever engine the tokenizer runs.
     """
 
     def __init__(self, tokenizer=None, sequence_length=1024, add_start_token=True,
@@ -68,12 +72,14 @@ class CausalLMPreprocessor(Preprocessor):
         pad = self.tokenizer.pad_token_id
         return start, end, 0 if pad is None else pad
 
-    def call(self, x, y=None, sample_weight=None):
+    def _check_no_targets(self, y, sample_weight):
         if y is not None or sample_weight is not None:
             raise ValueError(
                 f"{type(self).__name__} makes its own targets (the next token at "
                 "each position) and weights: pass only text, got "
                 + ("`y`" if y is not None else "`sample_weight`") + ".")
+
+    def _build_packer(self):
         if self.packer is None:
             start, end, pad = self._special_ids()
             self.packer = MultiSegmentPacker(
@@ -81,13 +87,34 @@ class CausalLMPreprocessor(Preprocessor):
                 start_value=start if self.add_start_token else None,
                 end_value=end if self.add_end_token else None,
                 pad_value=pad)
+        return self.packer
+
+    def call(self, x, y=None, sample_weight=None):
+        self._check_no_targets(y, sample_weight)
+        packer = self._build_packer()
         scalar = x.shape.rank == 0
         if scalar:
             x = x[None]
-        packed = self.packer(self.tokenizer(x))
+        packed = packer(self.tokenizer(x))
         ids, mask = packed["token_ids"], packed["padding_mask"]
         inputs = {"token_ids": ids[:, :-1], "padding_mask": mask[:, :-1]}
         targets, weights = ids[:, 1:], tf.cast(mask[:, 1:], "float32")
+        if scalar:
+            inputs = {k: v[0] for k, v in inputs.items()}
+            targets, weights = targets[0], weights[0]
+        return keras.utils.pack_x_y_sample_weight(inputs, targets, weights)
+
+    def python_call(self, x, y=None, sample_weight=None):
+        self._check_no_targets(y, sample_weight)
+        packer = self._build_packer()
+        scalar = isinstance(x, str)
+        tokens = self.tokenizer([x] if scalar else x)
+        if isinstance(tokens, list) and not tokens:  # an empty batch
+            tokens = np.zeros([0, 0], self.tokenizer.compute_dtype)
+        packed = packer((tokens,))
+        ids, mask = packed["token_ids"], packed["padding_mask"]
+        inputs = {"token_ids": ids[:, :-1], "padding_mask": mask[:, :-1]}
+        targets, weights = ids[:, 1:], mask[:, 1:].astype("float32")
         if scalar:
             inputs = {k: v[0] for k, v in inputs.items()}
             targets, weights = targets[0], weights[0]
@@ -112,8 +139,9 @@ class CausalLMPreprocessor(Preprocessor):
         for text in texts:
             check_type("prompts", text, str, "a str or a list of str")
         start, _, _ = self._special_ids()
-        ids = self.tokenizer(tf.constant(texts, tf.string))
-        ids = [list(row) for row in (ids.to_list() if hasattr(ids, "to_list") else ids)]
+        ids = self.tokenizer(texts)  # nested lists (ragged), on either engine
+        if not isinstance(ids, list):  # dense: a tokenizer with a sequence_length
+            ids = keras.ops.convert_to_numpy(ids).tolist()
         rows = []
         for i, row in enumerate(ids):
             row = [int(t) for t in row]

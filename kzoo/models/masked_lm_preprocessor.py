@@ -3,6 +3,7 @@
 import math
 
 import keras
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -57,6 +58,12 @@ class MaskedLMPreprocessor(Preprocessor):
         ``mask_positions``; ``y`` is ``mask_ids`` (the original tokens at
         those positions) and ``sample_weight`` is ``mask_weights`` (1.0 for
         a real prediction, 0.0 for padding of the ``mask_*`` tensors).
+
+    ``call`` and ``fill_mask_inputs`` run TensorFlow ops, or without
+    TensorFlow their Python implementations (``python_call``,
+    ``python_fill_mask_inputs``; see ``kzoo.preprocessing.engine``), on the
+    tokenizer's, packer's and masker's own Python paths. On the Python
+    engine a tuple is a set of segments and a list one batch of text.
     """
 
     mask_token = None
@@ -147,7 +154,8 @@ class MaskedLMPreprocessor(Preprocessor):
         return tuple(outputs)
 
     def _pack_and_mask(self, segments):
-        """Token id segments (TF ragged) → the masked model inputs.
+        """Token id segments (TF ragged, or the Python engine's rows) → the
+        masked model inputs.
 
         Returns:
             ``(x, mask_ids, mask_weights)`` as in ``call``.
@@ -164,16 +172,42 @@ class MaskedLMPreprocessor(Preprocessor):
         }
         return x, masked["mask_ids"], masked["mask_weights"]
 
-    def call(self, x, y=None, sample_weight=None):
+    def _check_no_targets(self, y, sample_weight):
         if y is not None or sample_weight is not None:
             raise ValueError(
                 f"{type(self).__name__} makes its own targets (the masked "
                 "token ids) and weights: pass only text, got "
                 + ("`y`" if y is not None else "`sample_weight`") + "."
             )
+
+    def call(self, x, y=None, sample_weight=None):
+        self._check_no_targets(y, sample_weight)
         segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
         x, mask_ids, mask_weights = self._pack_and_mask(
             self._tokenize_segments(segments)
+        )
+        return keras.utils.pack_x_y_sample_weight(x, mask_ids, mask_weights)
+
+    def _python_tokenize_segments(self, segments):
+        """The Python engine's ``_tokenize_segments``: text batches (lists
+        of str) of the same size in one tokenizer call; each batch's ids a
+        list of 1-D arrays (an empty batch a ``[0, 0]`` array)."""
+        segments = tuple(segments)
+        if len(segments) > 1 and all(isinstance(s, list) for s in segments):
+            tokens = self.tokenizer([text for s in segments for text in s])
+            outputs, start = [], 0
+            for s in segments:
+                outputs.append(tokens[start:start + len(s)])
+                start += len(s)
+        else:
+            outputs = [self.tokenizer(s) for s in segments]
+        return tuple(_python_batch(t, self.tokenizer) for t in outputs)
+
+    def python_call(self, x, y=None, sample_weight=None):
+        self._check_no_targets(y, sample_weight)
+        segments = x if isinstance(x, tuple) else (x,)
+        x, mask_ids, mask_weights = self._pack_and_mask(
+            self._python_tokenize_segments(segments)
         )
         return keras.utils.pack_x_y_sample_weight(x, mask_ids, mask_weights)
 
@@ -225,11 +259,44 @@ class MaskedLMPreprocessor(Preprocessor):
         }
         return x, weights
 
+    def python_fill_mask_inputs(self, x):
+        if self.packer is None:
+            self._build()
+        segments = x if isinstance(x, tuple) else (x,)
+        tokenizer = self._fill_mask_tokenizer()
+        packed = self.packer(tuple(_python_batch(tokenizer(s), tokenizer)
+                                   for s in segments))
+        token_ids = packed["token_ids"]
+        width = self.masker.mask_selection_length
+        is_mask = token_ids == self.masker.mask_token_id
+        counts = is_mask.sum(axis=1, dtype=np.int32)
+        if counts.size and counts.max() > width:
+            raise ValueError(
+                f"A text holds more {self.mask_token} tokens than the "
+                f"{width} this preprocessor predicts per sequence: pass a "
+                "larger `mask_selection_length`.")
+        # Mask positions first, in order (a stable sort), then the rest.
+        order = np.argsort(~is_mask, axis=1, kind="stable").astype(np.int32)
+        order = np.pad(order, [[0, 0], [0, max(width - order.shape[1], 0)]])
+        weights = (np.arange(width) < counts[:, None]).astype(np.float32)
+        positions = order[:, :width] * weights.astype(np.int32)
+        x = {
+            "token_ids": token_ids,
+            "segment_ids": packed["segment_ids"],
+            "padding_mask": packed["padding_mask"],
+            "mask_positions": positions.astype(token_ids.dtype),
+        }
+        return x, weights
+
     @preprocessing_function
     def fill_mask_tokens(self, token_ids):
         """Token ids → their strings (the vocabulary's entries)."""
         vocabulary = tf.constant(self.tokenizer.get_vocabulary())
         return tf.gather(vocabulary, tf.cast(token_ids, tf.int32))
+
+    def python_fill_mask_tokens(self, token_ids):
+        vocabulary = np.asarray(self.tokenizer.get_vocabulary(), dtype=object)
+        return vocabulary[np.asarray(token_ids).astype(np.int32)]
 
     def _fill_mask_tokenizer(self):
         """The tokenizer, reading special tokens written in the text (a copy
@@ -257,6 +324,15 @@ class MaskedLMPreprocessor(Preprocessor):
             seed=self.seed,
         )
         return config
+
+
+def _python_batch(tokens, tokenizer):
+    """A Python-engine tokenizer output as the packer reads it: an empty
+    batch (``[]``, which alone reads as one empty sequence) as a ``[0, 0]``
+    array."""
+    if isinstance(tokens, list) and not tokens:
+        return np.zeros([0, 0], tokenizer.compute_dtype)
+    return tokens
 
 
 def _has_vocabulary(tokenizer):

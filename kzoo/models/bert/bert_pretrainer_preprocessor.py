@@ -1,12 +1,13 @@
 """Documents → BERT pretraining batches (masked LM + next sentence pairs)."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor
-from kzoo.preprocessing.next_sentence_pairs import NextSentencePairs
+from kzoo.preprocessing.next_sentence_pairs import NextSentencePairs, _python_rank
 from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import check_type, to_tf
 
@@ -18,6 +19,13 @@ def _is_documents_spec(spec):
         and spec.dtype == tf.string
         and spec.shape.rank in (1, 2)
     )
+
+
+def _python_text(value):
+    """Whether a Python-engine value is text (a str or a list of them)."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 @kzoo_export("kzoo.models.BertPretrainerPreprocessor")
@@ -63,6 +71,10 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
         "nsp_logits": next_sentence_label}`` and ``sample_weight`` a dict
         ``{"mlm_logits": mask_weights, "nsp_logits": ones}``, keyed by the
         outputs of ``BertPretrainer``.
+
+    ``call`` runs TensorFlow ops, or without TensorFlow ``python_call``
+    (see ``kzoo.preprocessing.engine``), where a tuple is a pair of
+    segment batches and a list a batch of documents.
 
     Example:
     >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d"]
@@ -127,17 +139,17 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
             None if self.seed is None else self.seed + 1
         )
 
-    def call(self, x, y=None, sample_weight=None):
+    def _check_call(self, pairs, num_segments, y, sample_weight):
         if sample_weight is not None:
             raise ValueError(
                 f"{type(self).__name__} makes its own sample weights (the mask "
                 "weights): pass `sample_weight=None`."
             )
-        if isinstance(x, (tuple, list)):
-            if len(x) != 2:
+        if pairs:
+            if num_segments != 2:
                 raise ValueError(
                     "Sentence pairs are a tuple `(segment_a, segment_b)`, got "
-                    f"{len(x)} segments."
+                    f"{num_segments} segments."
                 )
             if y is None:
                 raise ValueError(
@@ -145,23 +157,30 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
                     "(0: segment_b follows segment_a, 1: random); or pass "
                     "documents to have the pairs and labels made."
                 )
+        elif y is not None:
+            raise ValueError(
+                "With documents, the next-sentence labels are made here: "
+                "pass `y=None`."
+            )
+
+    def _documents_error(self, dtype, rank):
+        return ValueError(
+            "`x` must be a batch of documents, each a list of sentences "
+            "(a rank-2 string tensor or list of lists of str), or a "
+            f"tuple of two string batches; got {dtype} of rank {rank}."
+        )
+
+    def call(self, x, y=None, sample_weight=None):
+        pairs = isinstance(x, (tuple, list))
+        self._check_call(pairs, len(x) if pairs else None, y, sample_weight)
+        if pairs:
             segment_a, segment_b = x
             labels = tf.cast(y, tf.int32)
         else:
-            if y is not None:
-                raise ValueError(
-                    "With documents, the next-sentence labels are made here: "
-                    "pass `y=None`."
-                )
             if x.shape.rank == 1 and x.shape[0] == 0:  # `[]`: no documents
                 x = tf.zeros([0, 0], tf.string)
             if x.dtype != tf.string or x.shape.rank != 2:
-                raise ValueError(
-                    "`x` must be a batch of documents, each a list of sentences "
-                    "(a rank-2 string tensor or list of lists of str), or a "
-                    f"tuple of two string batches; got {x.dtype.name} of rank "
-                    f"{x.shape.rank}."
-                )
+                raise self._documents_error(x.dtype.name, x.shape.rank)
             pairs = self.next_sentence_pairs(x)
             segment_a, segment_b = pairs["segment_a"], pairs["segment_b"]
             labels = pairs["next_sentence_label"]
@@ -172,6 +191,33 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
         sample_weight = {
             "mlm_logits": mask_weights,
             "nsp_logits": tf.ones_like(labels, tf.float32),
+        }
+        return x, y, sample_weight
+
+    def python_call(self, x, y=None, sample_weight=None):
+        pairs = isinstance(x, tuple)
+        self._check_call(pairs, len(x) if pairs else None, y, sample_weight)
+        if pairs:
+            segment_a, segment_b = x
+            labels = np.asarray(y).astype(np.int32)
+        else:
+            rank = _python_rank(x)
+            if rank != 2:
+                raise self._documents_error(
+                    "string" if _python_text(x) else "numeric", rank)
+            for doc in x:
+                if not _python_text(doc):
+                    raise self._documents_error(np.asarray(doc).dtype.name, rank)
+            pairs = self.next_sentence_pairs(x)
+            segment_a, segment_b = pairs["segment_a"], pairs["segment_b"]
+            labels = pairs["next_sentence_label"]
+        x, mask_ids, mask_weights = self._pack_and_mask(
+            self._python_tokenize_segments((segment_a, segment_b))
+        )
+        y = {"mlm_logits": mask_ids, "nsp_logits": labels}
+        sample_weight = {
+            "mlm_logits": mask_weights,
+            "nsp_logits": np.ones(labels.shape, np.float32),
         }
         return x, y, sample_weight
 

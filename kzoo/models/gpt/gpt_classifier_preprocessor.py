@@ -1,6 +1,7 @@
 """Strings → GPT-1 fine-tuning inputs: ``<|start|> a <|delim|> b <|extract|>``."""
 
 import keras
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -41,6 +42,10 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
         ``(x, y, sample_weight)`` with ``x`` a dict of ``token_ids`` and
         ``padding_mask`` (``[batch, sequence_length]``, or ``[2 * batch,
         sequence_length]`` when symmetric).
+
+    ``call`` runs TensorFlow ops, or without TensorFlow ``python_call`` (see
+    ``kzoo.preprocessing.engine``), where a tuple is a set of segments and a
+    list one batch of text.
     """
 
     backbone_cls = GPTBackbone
@@ -58,10 +63,9 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
                          truncate=truncate, num_segments=num_segments, **kwargs)
         self.symmetric = symmetric
 
-    def call(self, x, y=None, sample_weight=None):
+    def _pack(self, segments, concat):
         if self.packer is None:
             self.packer = self.build_packer(self.sequence_length, self.truncate)
-        segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
         tokens = tuple(self.tokenizer(s) for s in segments)
         packed = self.packer(tokens)
         out = {"token_ids": packed["token_ids"], "padding_mask": packed["padding_mask"]}
@@ -70,7 +74,17 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
                 raise ValueError("A symmetric GPTClassifierPreprocessor takes "
                                  f"text pairs, got {len(tokens)} segment(s).")
             swapped = self.packer(tokens[::-1])
-            out = {k: tf.concat([v, swapped[k]], axis=0) for k, v in out.items()}
+            out = {k: concat([v, swapped[k]]) for k, v in out.items()}
+        return out
+
+    def call(self, x, y=None, sample_weight=None):
+        segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
+        out = self._pack(segments, lambda v: tf.concat(v, axis=0))
+        return keras.utils.pack_x_y_sample_weight(out, y, sample_weight)
+
+    def python_call(self, x, y=None, sample_weight=None):
+        segments = x if isinstance(x, tuple) else (x,)
+        out = self._pack(segments, lambda v: np.concatenate(v, axis=0))
         return keras.utils.pack_x_y_sample_weight(out, y, sample_weight)
 
     def get_config(self):
