@@ -13,13 +13,21 @@ arrays), for kzoo's ``BertClassifier`` and keras-hub's
   (no compilation left, a new dataset);
 - ``evaluate`` / ``predict``: median of calls 2..N (each a new dataset).
 
-The ``tax`` columns are raw minus tokenized, in seconds. The backbone is
+The ``tax`` columns are raw minus tokenized, in seconds.
+
+``--engine tensorflow,python`` runs kzoo's rows on both preprocessing
+engines (``KZOO_PREPROCESSING``): TensorFlow's (the raw strings go through
+``tf.data``) and the Python one (Hugging Face ``tokenizers`` and numpy,
+fed to Keras as a ``keras.utils.PyDataset``), one process each, and prints
+each backend's Python-engine epoch time over tf.data's (raw text, and the
+tax alone). keras-hub rows always use ``tf.data``. The backbone is
 small (2 layers, hidden 64, sequence length 64) so that the tax shows
 beside the model's own time; 256 training and 64 validation sentences from
 gensim's Lee corpus, batch 32. One worker process per library and backend.
 
     .venv/bin/python bench/raw_text_fit.py
     .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo
+    .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo --engine tensorflow,python
 
 Never imported by the tests. See bench/README.md.
 """
@@ -117,6 +125,10 @@ def worker_main(args):
     inputs = {"raw": (texts, (val_texts, val_y)), "tokenized": (x_tok, (val_tok, val_y))}
 
     result = {"library": args.library, "backend": keras.config.backend()}
+    if args.library == "kzoo":
+        from kzoo.preprocessing.engine import engine
+
+        result["engine"] = engine()
     # Tokenized first: the model's own compilation happens there, and is
     # not charged to raw text.
     for kind in ("tokenized", "raw"):
@@ -140,6 +152,7 @@ def worker_main(args):
             "predict_s": predict["median_s"],
         }
     result["machine"] = _timing.machine_info()
+    result["tensorflow_imported"] = "tensorflow" in sys.modules
     print(json.dumps(result))
 
 
@@ -151,24 +164,46 @@ def driver_main(args, argv):
           f"validation), batch 32 x {args.length}, {args.epochs} epochs, backbone {SIZE}; "
           f"machine {_timing.machine_info()}", flush=True)
     header = "".join(f"{c[:-2]:>14}{'tax':>7}" for c in COLUMNS)
-    print(f"{'row':<18}{header}   (seconds; tax = raw - tokenized)")
+    print(f"{'row':<25}{header}   (seconds; tax = raw - tokenized)")
+    results = {}
     for library in args.only.split(","):
         for short in (args.backends or "tf,jax,torch").split(","):
-            passthrough = ["--library", library, "--epochs", str(args.epochs),
-                           "--reps", str(args.reps), "--train", str(args.train),
-                           "--validation", str(args.validation), "--length", str(args.length)]
-            passthrough += ["--cores", str(args.cores)] if args.cores else []
-            result = _timing.run_worker(
-                [os.path.abspath(__file__), "--worker", "--backend", short, *passthrough],
-                env_overrides={"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"},
-                timeout=args.timeout)
-            row = f"{library}-{short}"
-            if "error" in result:
-                print(f"{row:<18}error: {result['error'][:300]}", flush=True)
-                continue
-            raw, tok = result["raw"], result["tokenized"]
-            cells = "".join(f"{raw[c]:>14.3f}{raw[c] - tok[c]:>7.2f}" for c in COLUMNS)
-            print(f"{row:<18}{cells}", flush=True)
+            # keras-hub maps its preprocessor in tf.data whatever the engine.
+            for engine in (args.engine.split(",") if library == "kzoo" else ["tensorflow"]):
+                passthrough = ["--library", library, "--epochs", str(args.epochs),
+                               "--reps", str(args.reps), "--train", str(args.train),
+                               "--validation", str(args.validation),
+                               "--length", str(args.length)]
+                passthrough += ["--cores", str(args.cores)] if args.cores else []
+                env = {"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"}
+                if library == "kzoo":
+                    env["KZOO_PREPROCESSING"] = engine
+                result = _timing.run_worker(
+                    [os.path.abspath(__file__), "--worker", "--backend", short,
+                     *passthrough], env_overrides=env, timeout=args.timeout)
+                row = f"{library}-{short}" + (f" {engine}" if library == "kzoo" else "")
+                results[(library, short, engine)] = result
+                if "error" in result:
+                    print(f"{row:<25}error: {result['error'][:300]}", flush=True)
+                    continue
+                raw, tok = result["raw"], result["tokenized"]
+                cells = "".join(f"{raw[c]:>14.3f}{raw[c] - tok[c]:>7.2f}" for c in COLUMNS)
+                print(f"{row:<25}{cells}{_timing.load_cell(result)}", flush=True)
+    for (library, short, engine), result in results.items():
+        other = results.get((library, short, "tensorflow"))
+        if engine != "python" or not other or "error" in result or "error" in other:
+            continue
+        py, tf = result["raw"], other["raw"]
+        py_tax = py["epoch_s"] - result["tokenized"]["epoch_s"]
+        tf_tax = tf["epoch_s"] - other["tokenized"]["epoch_s"]
+        print(f"{library}-{short}: Python engine / tf.data, raw-text epoch "
+              f"{py['epoch_s']:.3f} / {tf['epoch_s']:.3f} s = "
+              f"{py['epoch_s'] / tf['epoch_s']:.2f}x (goal <= 1.5x); tax "
+              f"{py_tax:.3f} / {tf_tax:.3f} s; evaluate "
+              f"{py['evaluate_s'] / tf['evaluate_s']:.2f}x, predict "
+              f"{py['predict_s'] / tf['predict_s']:.2f}x; TensorFlow imported on the "
+              f"Python engine: {result.get('tensorflow_imported')}")
+    print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/raw_text_fit.py " + " ".join(argv))
 
@@ -178,6 +213,9 @@ def parse_args(argv):
     _timing.add_backend_arguments(parser)
     parser.add_argument("--library", choices=LIBRARIES, default="kzoo", help=argparse.SUPPRESS)
     parser.add_argument("--only", default=",".join(LIBRARIES), help="e.g. kzoo (driver)")
+    parser.add_argument("--engine", default="tensorflow",
+                        help="kzoo rows' preprocessing engines: tensorflow, python "
+                             "or both comma-separated (one row each)")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--train", type=int, default=256)
     parser.add_argument("--validation", type=int, default=64)
