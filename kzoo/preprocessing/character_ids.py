@@ -1,5 +1,6 @@
 """ELMo's character encoding of tokens (bilm-tf, AllenNLP, TF-Hub ELMo)."""
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -20,6 +21,44 @@ BOS_TOKEN = "<S>"
 EOS_TOKEN = "</S>"
 
 
+_BOS_BYTES = BOS_TOKEN.encode("utf-8")
+_EOS_BYTES = EOS_TOKEN.encode("utf-8")
+
+
+def _python_tokens(inputs):
+    """Python text (a list of sentences or of token lists, as `to_python`
+    gives it) → one list of UTF-8 `bytes` tokens per sentence. Sentences
+    are split on ASCII whitespace, as `tf.strings.split`: `bytes.split()`
+    splits on exactly those bytes."""
+    if isinstance(inputs, np.ndarray):
+        raise TypeError(
+            f"`inputs` must be strings (sentences or split tokens), got "
+            f"dtype {inputs.dtype.name}.")
+    tokens = []
+    for item in inputs:
+        if isinstance(item, str):
+            tokens.append(item.encode("utf-8").split())
+        elif isinstance(item, (list, tuple)):
+            row = []
+            for token in item:
+                if not isinstance(token, str):
+                    if isinstance(token, (list, tuple)):
+                        raise ValueError(
+                            "`inputs` must be a sentence, a batch of "
+                            "sentences or a batch of token lists (rank 0, 1 "
+                            "or 2), got rank 3 or more.")
+                    raise TypeError(
+                        "`inputs` must be strings (sentences or split "
+                        f"tokens), got {type(token).__name__} {token!r}.")
+                row.append(token.encode("utf-8"))
+            tokens.append(row)
+        else:
+            raise TypeError(
+                "`inputs` must be strings (sentences or split tokens), got "
+                f"{type(item).__name__} {item!r}.")
+    return tokens
+
+
 @kzoo_export("kzoo.preprocessing.CharacterIds")
 class CharacterIds(PreprocessingLayer):
     """Encodes each token as ELMo's `max_word_length` character ids.
@@ -32,6 +71,10 @@ class CharacterIds(PreprocessingLayer):
     boundaries: begin-of-word, 256 (or 257), end-of-word, padding. Every id
     is then shifted by +1, so that 0 is free for positions past the end of a
     sentence, whose rows are all zeros.
+
+    TensorFlow ops (run eagerly or inside `tf.data`) compute it, or, with
+    the Python preprocessing engine (see `kzoo.preprocessing.engine`), numpy
+    on the sentences' UTF-8 bytes, giving the same ids without TensorFlow.
 
     With `add_sentence_boundaries=True`, `<S>` and `</S>` are put around each
     sentence, as bilm-tf's `Batcher` does. AllenNLP's `batch_to_ids` does not
@@ -169,6 +212,57 @@ class CharacterIds(PreprocessingLayer):
             lengths, maxlen=tf.shape(character_ids)[1]
         )
         return {"character_ids": character_ids, "padding_mask": padding_mask}
+
+    def python_call(self, inputs):
+        if isinstance(inputs, str):
+            outputs = self.python_call([inputs])
+            return {key: value[0] for key, value in outputs.items()}
+        tokens = _python_tokens(inputs)
+        if self.add_sentence_boundaries:
+            keep = (None if self.sequence_length is None
+                    else self.sequence_length - 2)
+            tokens = [[_BOS_BYTES] + row[:keep] + [_EOS_BYTES] for row in tokens]
+        lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+        if self.sequence_length is not None:
+            width = self.sequence_length
+            tokens = [row[:width] for row in tokens]
+            lengths = np.minimum(lengths, width)
+        else:
+            width = int(lengths.max()) if len(tokens) else 0
+        flat = [token for row in tokens for token in row]
+        character_ids = np.zeros(
+            (len(tokens), width, self.max_word_length), np.int32)
+        rows = np.repeat(np.arange(len(tokens)), lengths)
+        columns = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths,
+                                                   lengths)
+        character_ids[rows, columns] = self._python_encode(flat)
+        padding_mask = np.arange(width)[None, :] < lengths[:, None]
+        return {"character_ids": character_ids, "padding_mask": padding_mask}
+
+    def _python_encode(self, tokens):
+        """A list of UTF-8 `bytes` tokens → `[n, max_word_length]` int32 ids
+        (+1), as `_encode`, vectorized over all the tokens' bytes at once."""
+        max_bytes = self.max_word_length - 2
+        n = len(tokens)
+        full_length = np.fromiter(map(len, tokens), np.int64, n)
+        data = np.frombuffer(b"".join(tokens), np.uint8)
+        # Each byte's token and place in it; the bytes past max_bytes go.
+        row = np.repeat(np.arange(n), full_length)
+        place = np.arange(len(data)) - np.repeat(
+            np.cumsum(full_length) - full_length, full_length)
+        kept = place < max_bytes
+        ids = np.full((n, self.max_word_length), PADDING, np.int32)
+        ids[:, 0] = BEGIN_OF_WORD
+        ids[row[kept], place[kept] + 1] = data[kept]
+        ids[np.arange(n), np.minimum(full_length, max_bytes) + 1] = END_OF_WORD
+        boundaries = [i for i, token in enumerate(tokens)
+                      if token == _BOS_BYTES or token == _EOS_BYTES]
+        if boundaries:
+            ids[boundaries, 1:] = PADDING
+            ids[boundaries, 1] = [BEGIN_OF_SENTENCE if tokens[i] == _BOS_BYTES
+                                  else END_OF_SENTENCE for i in boundaries]
+            ids[boundaries, 2] = END_OF_WORD
+        return ids + 1
 
     def get_config(self):
         config = super().get_config()
