@@ -15,8 +15,8 @@ import sys
 from kzoo.version import __version__  # noqa: F401
 
 _SUBPACKAGES = ("analysis", "callbacks", "datasets", "distribution", "export",
-                "layers", "losses", "models", "preprocessing", "presets",
-                "samplers", "testing", "tokenizers", "training")
+                "layers", "losses", "metrics", "models", "preprocessing",
+                "presets", "samplers", "testing", "tokenizers", "training")
 # Top-level names that are not model classes, and where they live.
 _NAMES = {
     "list_presets": "kzoo.presets",

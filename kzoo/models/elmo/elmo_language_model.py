@@ -5,6 +5,7 @@ from keras import ops
 
 from kzoo.api_export import kzoo_export
 from kzoo.losses.sampled_softmax import log_uniform_candidates, sampled_softmax_logits
+from kzoo.metrics.perplexity import Perplexity
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_language_model_preprocessor import (
     ElmoLanguageModelPreprocessor,
@@ -28,7 +29,8 @@ class ElmoLanguageModel(Task):
 
     ``compile()`` defaults to Adam (1e-3, gradients clipped to norm 10 as
     bilm-tf; with ``num_sampled``, bilm-tf's Adagrad, see below), a
-    cross-entropy per direction averaged over the real predictions, and a ``perplexity`` per direction (``forward_perplexity``,
+    cross-entropy per direction averaged over the real predictions, and a
+    ``kzoo.metrics.Perplexity`` per direction (``forward_perplexity``,
     ``backward_perplexity`` in the logs).
 
     For large vocabularies pass ``num_sampled`` (bilm-tf used 8192 of
@@ -114,8 +116,6 @@ class ElmoLanguageModel(Task):
                 weighted_metrics="auto", **kwargs):
         """Adam(1e-3, clipnorm 10) (Adagrad(0.2) when sampled), cross-entropy
         and perplexity per direction."""
-        from keras_hub.metrics import Perplexity
-
         if optimizer == "auto" and getattr(self, "num_sampled", None):
             optimizer = keras.optimizers.Adagrad(
                 0.2, initial_accumulator_value=1.0, clipnorm=10.0)

@@ -1,0 +1,3 @@
+"""Metrics shared by the model families."""
+
+from kzoo.metrics.perplexity import Perplexity  # noqa: F401
