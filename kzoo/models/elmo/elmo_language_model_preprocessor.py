@@ -1,6 +1,7 @@
 """Raw sentences → ELMo's biLM inputs and next/previous word targets."""
 
 import keras
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
@@ -21,6 +22,10 @@ class ElmoLanguageModelPreprocessor(Preprocessor):
     and ``backward`` (the previous one), and ``sample_weight`` marks the
     positions that have such a token. Words out of the ``WordTokenizer``'s
     vocabulary become its ``oov_token``; the characters still see them.
+
+    TensorFlow ops compute it (eagerly or inside ``tf.data``), or, with the
+    Python preprocessing engine (see ``kzoo.preprocessing.engine``), numpy:
+    the same arrays without TensorFlow.
 
     Args:
         tokenizer: a ``WordTokenizer`` whose vocabulary holds ``<S>`` and
@@ -106,6 +111,49 @@ class ElmoLanguageModelPreprocessor(Preprocessor):
         sample_weight = {k: tf.cast(v, tf.float32) for k, v in has_target.items()}
         x = {"character_ids": inputs["character_ids"],
              "padding_mask": tf.cast(inputs["padding_mask"], tf.int32)}
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    def python_call(self, x, y=None, sample_weight=None):
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "ElmoLanguageModelPreprocessor makes its targets from the text: "
+                "pass sentences only (no `y`, no `sample_weight`)."
+            )
+        bos = self.special_token_id(BOS_TOKEN)
+        eos = self.special_token_id(EOS_TOKEN)
+        if isinstance(x, str):
+            raise ValueError(
+                "ElmoLanguageModelPreprocessor takes a batch of sentences (a "
+                "list of str), got one str.")
+        inputs = self.characters(x)
+        rows = self.tokenizer.tokenize(x)
+        keep = None if self.sequence_length is None else self.sequence_length - 2
+        rows = [row[:keep] for row in rows]
+        lengths = np.fromiter((len(row) + 2 for row in rows), np.int32, len(rows))
+        width = (self.sequence_length if self.sequence_length is not None
+                 else int(lengths.max()) if len(rows) else 0)
+        ids = np.zeros((len(rows), width), np.int32)
+        if rows:  # <S>, the words, </S>, as one scatter of the flat words
+            words = lengths - 2
+            flat = np.concatenate(rows)
+            ids[:, 0] = bos
+            ids[np.arange(len(rows)), lengths - 1] = eos
+            ids[np.repeat(np.arange(len(rows)), words),
+                1 + np.arange(len(flat)) - np.repeat(np.cumsum(words) - words,
+                                                     words)] = flat
+        position = np.arange(width)[None, :]
+        has_target = {
+            "forward": position < lengths[:, None] - 1,
+            "backward": (position >= 1) & (position < lengths[:, None]),
+        }
+        shifted = {"forward": np.zeros_like(ids), "backward": np.zeros_like(ids)}
+        shifted["forward"][:, :-1] = ids[:, 1:]
+        shifted["backward"][:, 1:] = ids[:, :-1]
+        y = {k: np.where(has_target[k], shifted[k], 0).astype(np.int32)
+             for k in shifted}
+        sample_weight = {k: v.astype(np.float32) for k, v in has_target.items()}
+        x = {"character_ids": inputs["character_ids"],
+             "padding_mask": inputs["padding_mask"].astype(np.int32)}
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
     def get_config(self):
