@@ -8,14 +8,19 @@ import re
 
 import numpy as np
 
-from kzoo.preprocessing.engine import tf, tf_text
+from kzoo.preprocessing.engine import (
+    engine,
+    in_tensorflow_graph,
+    is_tensorflow_value,
+    tf,
+    tf_text,
+)
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import (
     check_type,
     preprocessing_function,
     to_python,
     to_tf,
-    use_python,
 )
 from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8, write_lines
 
@@ -250,10 +255,14 @@ class BytePairTokenizer(Tokenizer):
     the order of ``merges`` until none applies. Every string is encoded
     (there is no unknown token) and ``detokenize`` gives back its exact
     bytes. The ids match Hugging Face's ``GPT2Tokenizer`` and OpenAI's
-    ``encoder.py``. The same TensorFlow ops run eagerly and inside
-    ``tf.data`` (the merge loop is compiled in a ``tf.function``, once per
-    tokenizer); each distinct word of a batch is merged once. Invalid UTF-8
-    is replaced by U+FFFD first.
+    ``encoder.py``. TensorFlow ops run inside ``tf.data`` and eagerly on
+    the TensorFlow engine (the merge loop is compiled in a ``tf.function``,
+    once per tokenizer; each distinct word of a batch is merged once); the
+    Python implementation (no TensorFlow, see ``kzoo.preprocessing.engine``)
+    gives the same ids and strings with Hugging Face ``tokenizers``' BPE, or
+    with GPT-2's merge loop in Python (words cached) for merges on which
+    that BPE's merge order differs (``merge_order_is_local``). Invalid
+    UTF-8 is replaced by U+FFFD first.
 
     Args:
         vocabulary: dict mapping each token to its id (ids ``0 .. n-1``), a
@@ -530,11 +539,11 @@ class BytePairTokenizer(Tokenizer):
         # The layer reads Python lists as strings (its input dtype): ids here.
         # One sequence is detokenized as a batch of one (the eager conversion
         # handles 1-D string tensors, not scalars).
-        if use_python((inputs,)):
-            rows, rank = python_ids_rank(to_python(inputs))
-            if rank == 1:
-                return self._detokenize(rows)[0]
-            return self._detokenize(inputs)
+        if (engine() == "python" and not is_tensorflow_value(inputs)
+                and not in_tensorflow_graph()):
+            inputs = to_python(inputs)  # once: nested lists are slow to walk
+            rows, rank = python_ids_rank(inputs)
+            return self._detokenize(rows)[0] if rank == 1 else self._detokenize(inputs)
         inputs = to_tf(inputs, tf.int32)
         if inputs.shape.rank == 1:
             return self._detokenize(inputs[None])[0]
