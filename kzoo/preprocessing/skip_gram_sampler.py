@@ -410,13 +410,20 @@ class SkipGramSampler(RandomPreprocessingLayer):
         is the coin (Walker's single-draw form; float64 leaves the coin
         more than 30 bits)."""
         size = len(self.counts)
-        scaled = self.python_generator.random(draws)
-        scaled *= size
-        slot = scaled.astype(np.int32)
+        if self.__dict__.get("_probability64") is None:
+            # The float32 table as float64 (the same thresholds): no cast
+            # in the comparison below.
+            object.__setattr__(self, "_probability64",
+                               self.negative_probability.astype(np.float64))
+        coin = self.python_generator.random(draws)
+        coin *= size
+        slot = coin.astype(np.int32)
         np.minimum(slot, size - 1, out=slot)  # (rounding at the top end)
-        coin = scaled - slot
-        return np.where(coin < self.negative_probability[slot], slot,
-                        self.negative_alias[slot])
+        coin -= slot
+        keep = coin < self._probability64.take(slot)
+        negatives = self.negative_alias.take(slot)
+        np.copyto(negatives, slot, where=keep)
+        return negatives
 
     def get_config(self):
         config = super().get_config()
