@@ -33,6 +33,7 @@ from kzoo.preprocessing.engine import (
     engine,
     in_tensorflow_graph,
     is_tensorflow_value,
+    tensorflow_imported,
     tensorflow_installed,
     tf,
 )
@@ -276,8 +277,20 @@ def numpy_outputs():
 
 
 def _has_tensorflow_input(args, kwargs):
-    leaves = keras.tree.flatten((args, kwargs))
-    return any(is_tensorflow_value(leaf) for leaf in leaves)
+    """Whether an argument (or a member of a tuple / dict argument) is a
+    TensorFlow value; lists hold data, not tensors, and are not walked."""
+    if not tensorflow_imported():
+        return False
+    stack = list(args) + list(kwargs.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, tuple):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif is_tensorflow_value(value):
+            return True
+    return False
 
 
 def use_python(args=(), kwargs=None):

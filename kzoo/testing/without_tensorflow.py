@@ -16,27 +16,31 @@ BLOCKED = ("tensorflow", "tensorflow_text", "tf_keras", "tensorboard",
            "keras_hub", "keras_nlp", "tensorflow_serving", "tensorflow_hub")
 
 _HOOK = f"""
-import importlib.abc, sys
+import importlib.abc, importlib.util, sys
+
+_BLOCKED = {BLOCKED!r}
+
 
 class _NoTensorFlow(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in {BLOCKED!r}:
+        if name.split(".")[0] in _BLOCKED:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
 
-sys.meta_path.insert(0, _NoTensorFlow())
 
-# A package that is not installed has no spec: `importlib.util.find_spec`
-# returns None for it (PyTorch's dynamo asks so for TensorFlow at import).
-import importlib.util
 _find_spec = importlib.util.find_spec
 
+
 def _find_spec_without_tensorflow(name, package=None):
-    if name.split(".")[0] in {BLOCKED!r}:
+    # As where the packages are not installed: None, not an error (torch
+    # asks whether TensorFlow is there while Keras imports it).
+    if name.split(".")[0] in _BLOCKED:
         return None
     return _find_spec(name, package)
 
+
 importlib.util.find_spec = _find_spec_without_tensorflow
+sys.meta_path.insert(0, _NoTensorFlow())
 """
 
 
@@ -45,7 +49,8 @@ def run_without_tensorflow(code, backend=None, timeout=600, env=None, cwd=None):
 
     Args:
         code: Python source.
-        backend: the ``KERAS_BACKEND`` of the process (default: this one's).
+        backend: the ``KERAS_BACKEND`` of the process (default: this one's,
+            or JAX where this one is TensorFlow's).
         timeout: seconds.
         env: extra environment variables.
         cwd: the working directory.
@@ -57,7 +62,10 @@ def run_without_tensorflow(code, backend=None, timeout=600, env=None, cwd=None):
     import keras
 
     environment = dict(os.environ)
-    environment["KERAS_BACKEND"] = backend or keras.config.backend()
+    if backend is None:
+        backend = keras.config.backend()
+        backend = "jax" if backend == "tensorflow" else backend
+    environment["KERAS_BACKEND"] = backend
     environment.pop("KZOO_PREPROCESSING", None)
     environment.update(env or {})
     source = _HOOK + "\n" + textwrap.dedent(code)
