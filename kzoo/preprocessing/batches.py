@@ -90,7 +90,8 @@ class PreprocessedBatches(keras.utils.PyDataset):
         drop_remainder: bool. Drop a last, partial batch (a distribution
             that splits batches over devices needs whole ones).
         workers: int. Threads preparing batches ahead of the model.
-        seed: int or None. The shuffling seed.
+        seed: int or None. The shuffling seed; None draws one from numpy's
+            global generator, which ``keras.utils.set_random_seed`` seeds.
     """
 
     def __init__(self, preprocessor, x, y=None, sample_weight=None,
@@ -104,6 +105,8 @@ class PreprocessedBatches(keras.utils.PyDataset):
         self.shuffle = shuffle
         self.drop_remainder = drop_remainder
         self.size = num_examples(x)
+        if seed is None:
+            seed = int(np.random.randint(2**31 - 1))
         self._rng = np.random.default_rng(seed)
         self._order = self._new_order()
         # The worker threads run the engine the caller's thread runs now.
