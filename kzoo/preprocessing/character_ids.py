@@ -1,5 +1,7 @@
 """ELMo's character encoding of tokens (bilm-tf, AllenNLP, TF-Hub ELMo)."""
 
+import itertools
+
 import numpy as np
 
 from kzoo.preprocessing.engine import tf
@@ -229,40 +231,45 @@ class CharacterIds(PreprocessingLayer):
             lengths = np.minimum(lengths, width)
         else:
             width = int(lengths.max()) if len(tokens) else 0
-        flat = [token for row in tokens for token in row]
+        flat = list(itertools.chain.from_iterable(tokens))
         character_ids = np.zeros(
             (len(tokens), width, self.max_word_length), np.int32)
-        rows = np.repeat(np.arange(len(tokens)), lengths)
-        columns = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths,
-                                                   lengths)
-        character_ids[rows, columns] = self._python_encode(flat)
+        # Each token's row in the [batch * width, max_word_length] view.
+        slots = np.repeat(np.arange(len(tokens)) * width, lengths) + (
+            np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+        self._python_encode(flat, character_ids.reshape(-1, self.max_word_length),
+                            slots)
         padding_mask = np.arange(width)[None, :] < lengths[:, None]
         return {"character_ids": character_ids, "padding_mask": padding_mask}
 
-    def _python_encode(self, tokens):
-        """A list of UTF-8 `bytes` tokens → `[n, max_word_length]` int32 ids
-        (+1), as `_encode`, vectorized over all the tokens' bytes at once."""
+    def _python_encode(self, tokens, out, slots):
+        """Writes `_encode`'s ids (+1) of a list of UTF-8 `bytes` tokens into
+        the rows `slots` of the int32 array `out`, vectorized over all the
+        tokens' bytes at once."""
         max_bytes = self.max_word_length - 2
-        n = len(tokens)
-        full_length = np.fromiter(map(len, tokens), np.int64, n)
+        length = np.fromiter(map(len, tokens), np.int64, len(tokens))
         data = np.frombuffer(b"".join(tokens), np.uint8)
-        # Each byte's token and place in it; the bytes past max_bytes go.
-        row = np.repeat(np.arange(n), full_length)
-        place = np.arange(len(data)) - np.repeat(
-            np.cumsum(full_length) - full_length, full_length)
+        # Each byte's place in its token; the bytes past max_bytes go.
+        place = np.arange(len(data)) - np.repeat(np.cumsum(length) - length, length)
         kept = place < max_bytes
-        ids = np.full((n, self.max_word_length), PADDING, np.int32)
-        ids[:, 0] = BEGIN_OF_WORD
-        ids[row[kept], place[kept] + 1] = data[kept]
-        ids[np.arange(n), np.minimum(full_length, max_bytes) + 1] = END_OF_WORD
-        boundaries = [i for i, token in enumerate(tokens)
-                      if token == _BOS_BYTES or token == _EOS_BYTES]
-        if boundaries:
-            ids[boundaries, 1:] = PADDING
-            ids[boundaries, 1] = [BEGIN_OF_SENTENCE if tokens[i] == _BOS_BYTES
-                                  else END_OF_SENTENCE for i in boundaries]
-            ids[boundaries, 2] = END_OF_WORD
-        return ids + 1
+        empty = np.full(self.max_word_length, PADDING + 1, np.int32)
+        empty[0] = BEGIN_OF_WORD + 1
+        out[slots] = empty
+        out[np.repeat(slots, length)[kept], place[kept] + 1] = (
+            data[kept].astype(np.int32) + 1)
+        out[slots, np.minimum(length, max_bytes) + 1] = END_OF_WORD + 1
+        # The tokens <S> and </S>, found on their bytes.
+        start = np.cumsum(length) - length
+        for token, character in ((_BOS_BYTES, BEGIN_OF_SENTENCE),
+                                 (_EOS_BYTES, END_OF_SENTENCE)):
+            found = np.flatnonzero(length == len(token))
+            for i, byte in enumerate(token):
+                found = found[data[start[found] + i] == byte]
+            if found.size:
+                rows = slots[found]
+                out[rows, 1:] = PADDING + 1
+                out[rows, 1] = character + 1
+                out[rows, 2] = END_OF_WORD + 1
 
     def get_config(self):
         config = super().get_config()

@@ -1,6 +1,7 @@
 """Whitespace word tokenizer with a fixed vocabulary (word2vec, ELMo)."""
 
 import collections
+import itertools
 import os
 import re
 
@@ -52,7 +53,11 @@ _ASCII_WORD = re.compile("[^ \t\n\v\f\r]+")
 
 def python_split_text(text):
     """One `str` split on runs of ASCII whitespace, as `tf.strings.split`."""
-    if _OTHER_SPACES.search(text) is None:
+    if text.isascii():  # (fast) then only \x1c-\x1f would split wrongly
+        if ("\x1c" not in text and "\x1d" not in text and "\x1e" not in text
+                and "\x1f" not in text):
+            return text.split()
+    elif _OTHER_SPACES.search(text) is None:
         return text.split()  # the same split, and faster than the regex
     return _ASCII_WORD.findall(text)
 
@@ -84,6 +89,8 @@ def python_lower(text):
     Unicode 14 added are left as they are, and U+1734 is case-ignorable."""
     if "\x00" in text:
         text = text[:text.index("\x00")]
+    if text.isascii():
+        return text.lower()
     if "\u1734" in text:
         # A nonspacing mark for ICU (Unicode 13), so case-ignorable, and a
         # spacing one since Unicode 14: lowercase with a stand-in mark.
@@ -367,12 +374,14 @@ class WordTokenizer(Tokenizer):
         else:
             words = inputs
         # One lookup over the whole batch, then one split into rows.
-        index, oov = self._python_index(), self._oov_index
-        lengths = [len(row) for row in words]
-        flat = np.fromiter(
-            (index.get(w, oov) for row in words for w in row),
-            dtype=np.int32, count=sum(lengths))
-        rows = np.split(flat, np.cumsum(lengths[:-1])) if words else []
+        index = self._python_index()
+        lengths = list(map(len, words))
+        tokens = list(itertools.chain.from_iterable(words))
+        flat = np.array(
+            list(map(index.get, tokens, itertools.repeat(self._oov_index, len(tokens)))),
+            dtype=np.int32)
+        ends = list(itertools.accumulate(lengths))
+        rows = [flat[end - n:end] for n, end in zip(lengths, ends)]
         return self._python_pad_to_sequence_length(rows, self._pad_index)
 
     def detokenize(self, inputs):
