@@ -19,7 +19,10 @@ class BertWordInContext(WordInContext):
     through ``backbone.hidden_states_model()``; the target's vector at a
     layer is the mean of the word pieces whose offsets overlap its span
     (``"unaffable"`` → ``un ##aff ##able``: three pieces pooled). Layers:
-    the embeddings, then each encoder block.
+    the embeddings, then each encoder block. The tokenizer runs on the
+    current preprocessing engine (see ``kzoo.preprocessing.engine``): both
+    give the same pieces and offsets, and the Python one needs no
+    TensorFlow.
 
     Args:
         backbone: a ``BertBackbone``, or a task that holds one (its

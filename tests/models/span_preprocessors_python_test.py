@@ -296,3 +296,22 @@ def test_the_three_preprocessors_run_without_tensorflow():
             lambda v: keras.ops.convert_to_numpy(v).tolist(), got)
         assert got == {expected!r}, got
     """)
+
+
+def test_question_answerer_answers_the_same_on_both_engines():
+    from kzoo.models.bert.bert_backbone import BertBackbone
+    from kzoo.models.bert.bert_question_answerer import BertQuestionAnswerer
+
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1,
+                            num_heads=2, hidden_dim=8, intermediate_dim=16,
+                            max_sequence_length=16)
+    task = BertQuestionAnswerer(backbone, preprocessor=BertQuestionAnswererPreprocessor(
+        tokenizer(), sequence_length=16))
+    questions = ["Where is the café?", "What?", "Big?"]
+    contexts = ["Le café est à Paris.", "Über 北京, the big city!", ""]
+    actual, expected = both_engines(lambda: task.answer(questions, contexts,
+                                                        max_answer_length=4))
+    assert actual == expected
+    for answer, context in zip(actual, contexts):
+        assert context[answer["start"]:answer["end"]] == answer["text"]
