@@ -144,7 +144,9 @@ class MultipleChoicePreprocessor(Preprocessor):
 
     # --- the Python engine (the same steps on Python values) ---
     def _python_split_x(self, x):
-        if not isinstance(x, (tuple, list)) or len(x) < 2:
+        if (not isinstance(x, (tuple, list)) or len(x) < 2
+                or isinstance(x, list) and any(isinstance(v, str) for v in x)):
+            # (a list of str is one batch of texts, not a tuple of batches)
             raise ValueError(
                 "`x` must be a tuple `(contexts, endings)` (endings "
                 "[batch, num_choices]) or `(contexts, ending_0, ..., "

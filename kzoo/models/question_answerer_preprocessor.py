@@ -257,7 +257,8 @@ class QuestionAnswererPreprocessor(Preprocessor):
     @staticmethod
     def _python_split_x(x):
         if (not isinstance(x, (tuple, list)) or len(x) != 2
-                or any(isinstance(v, str) for v in x)):  # one batch, not a pair
+                or isinstance(x, list) and any(isinstance(v, str) for v in x)):
+            # (a list of str is one batch of texts, not a pair)
             raise ValueError(
                 "`x` must be a tuple `(questions, contexts)` of two string "
                 f"batches, got {type(x).__name__}"

@@ -142,6 +142,7 @@ def test_question_answerer_nested_answers_and_bad_inputs():
     # Paris is cut off; [CLS] what ? [SEP] 北 京 city [SEP].
     assert keras.ops.convert_to_numpy(actual[1]["start_logits"]).tolist() == [0, 4]
     assert_same_error(lambda: pre(x[0]))
+    assert_same_error(lambda: pre(("Where?", "Here.")))
     assert_same_error(lambda: pre(x, {"text": ["a", "b"]}))
     assert_same_error(lambda: pre(x, None, [1.0, 1.0]))
 
@@ -241,6 +242,7 @@ def test_multiple_choice_bad_inputs():
     assert_same_error(lambda: pre((["a", "b"], [["x", "y"], ["z"]])))
     assert_same_error(lambda: pre((["a"], [["x", "y", "z"]])))
     assert_same_error(lambda: pre((["a"],)))
+    assert_same_error(lambda: pre(["a", "b", "c"]))
 
 
 # --- no TensorFlow at all ---
