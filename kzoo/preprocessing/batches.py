@@ -4,11 +4,14 @@ The Python engine's counterpart of the ``tf.data`` pipeline a ``Task`` maps
 its preprocessor over: a ``keras.utils.PyDataset`` that slices a batch of
 raw examples (lists of strings, tuples of them for pairs, dicts, numpy
 labels), runs the preprocessor's Python implementation on it and hands Keras
-numpy arrays. Keras reads it on every backend; with ``workers`` > 1 batches
-are prepared in threads while the model trains (Hugging Face ``tokenizers``
-and numpy release the GIL in their inner loops).
+numpy arrays. Keras reads it on every backend, in order, in its own thread;
+a background thread prepares the next batches meanwhile (Hugging Face
+``tokenizers`` and numpy release the GIL in their inner loops). One thread,
+batches in index order: a seeded random preprocessor (the MLM masker)
+draws in the same order in every run.
 """
 
+import concurrent.futures
 import math
 
 import keras
@@ -89,27 +92,32 @@ class PreprocessedBatches(keras.utils.PyDataset):
         shuffle: bool. A new order of the examples at every epoch.
         drop_remainder: bool. Drop a last, partial batch (a distribution
             that splits batches over devices needs whole ones).
-        workers: int. Threads preparing batches ahead of the model.
+        prefetch: int. Batches prepared ahead in the background thread (0:
+            each batch when Keras asks for it).
         seed: int or None. The shuffling seed; None draws one from numpy's
             global generator, which ``keras.utils.set_random_seed`` seeds.
     """
 
     def __init__(self, preprocessor, x, y=None, sample_weight=None,
                  batch_size=32, shuffle=False, drop_remainder=False,
-                 workers=2, seed=None):
-        super().__init__(workers=workers, use_multiprocessing=False,
-                         max_queue_size=max(2 * workers, 4))
+                 prefetch=4, seed=None):
+        # Keras' own worker threads are not used: its enqueuer can hand the
+        # first epoch's batches out of order after Keras peeks at one.
+        super().__init__(workers=1, use_multiprocessing=False)
         self.preprocessor = preprocessor
         self.data = tuple(_as_numpy(v) for v in (x, y, sample_weight) if v is not None)
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.drop_remainder = drop_remainder
+        self.prefetch = int(prefetch)
         self.size = num_examples(x)
-        if seed is None:
+        if seed is None and shuffle:
             seed = int(np.random.randint(2**31 - 1))
         self._rng = np.random.default_rng(seed)
         self._order = self._new_order()
-        # The worker threads run the engine the caller's thread runs now.
+        self._pending = {}  # batch index -> Future
+        self._executor = None
+        # The background thread runs the engine the caller's thread runs now.
         from kzoo.preprocessing.engine import engine
 
         self._engine = engine()
@@ -124,17 +132,49 @@ class PreprocessedBatches(keras.utils.PyDataset):
             return self.size // self.batch_size
         return math.ceil(self.size / self.batch_size)
 
-    def __getitem__(self, index):
-        if not 0 <= index < len(self):
-            raise IndexError(f"Batch {index} of {len(self)}.")
+    def _batch(self, index):
         rows = self._order[index * self.batch_size:(index + 1) * self.batch_size]
         batch = tuple(take(v, rows) for v in self.data)
         with engine_scope(self._engine), numpy_outputs():
             outputs = self.preprocessor(*batch)
         return keras.tree.map_structure(_as_model_input, outputs)
 
+    def _read_ahead(self, start):
+        if self.prefetch <= 0:
+            return
+        if self._executor is None:
+            self._executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="kzoo-batches")
+        for index in range(start, min(start + self.prefetch, len(self))):
+            if index not in self._pending:
+                self._pending[index] = self._executor.submit(self._batch, index)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self):
+            raise IndexError(f"Batch {index} of {len(self)}.")
+        future = self._pending.pop(index, None)
+        if future is None:
+            # Out of the expected order: what was read ahead is stale.
+            self._drop_pending()
+        self._read_ahead(index + 1)
+        return future.result() if future is not None else self._batch(index)
+
+    def _drop_pending(self):
+        for future in self._pending.values():
+            future.cancel()
+        for future in self._pending.values():
+            if not future.cancelled():
+                concurrent.futures.wait([future])
+        self._pending.clear()
+
     def on_epoch_end(self):
+        self._drop_pending()
         self._order = self._new_order()
+        self._read_ahead(0)
+
+    def __del__(self):
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _as_numpy(value):
