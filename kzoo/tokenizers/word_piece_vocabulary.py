@@ -4,7 +4,7 @@ import collections
 import os
 
 
-from kzoo.preprocessing.engine import tf
+from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.tokenizer import to_valid_utf8, write_lines
@@ -80,7 +80,10 @@ def compute_word_piece_vocabulary(
     ``WordPieceTokenizer`` does with the same arguments; the vocabulary is
     then learned from the word counts by tensorflow-text's WordPiece learner
     (``bert_vocab_from_dataset``'s algorithm: a binary search over a count
-    threshold for the token set closest to ``vocabulary_size``). Every
+    threshold for the token set closest to ``vocabulary_size``). On the
+    Python engine (no TensorFlow) Hugging Face ``tokenizers``'
+    ``WordPieceTrainer`` learns it instead (merges of frequent pairs, as
+    BPE): a vocabulary of the same kind, not the same tokens. Every
     character of the corpus (up to 1,000 distinct ones) is in the result,
     alone and as a ``##`` suffix, so a tokenizer built from it produces no
     out-of-vocabulary token on text made of those characters.
@@ -115,6 +118,13 @@ def compute_word_piece_vocabulary(
     if vocabulary_size <= len(reserved_tokens):
         raise ValueError(f"`vocabulary_size` must exceed the {len(reserved_tokens)} "
                          f"reserved tokens, got {vocabulary_size}.")
+    if engine() == "python" and not is_tensorflow_value(data):
+        vocabulary = _hugging_face_vocabulary(
+            data, vocabulary_size, lowercase, strip_accents, split_on_punctuation,
+            reserved_tokens)
+        if vocabulary_output_file is not None:
+            write_lines(vocabulary_output_file, vocabulary)
+        return vocabulary
 
     def split(text):
         return split_words_with_offsets(
@@ -135,3 +145,60 @@ def compute_word_piece_vocabulary(
     if vocabulary_output_file is not None:
         write_lines(vocabulary_output_file, vocabulary)
     return vocabulary
+
+
+def _python_texts(data):
+    """The texts of a list of str, or a file's lines in chunks, as str."""
+    if isinstance(data, str):
+        if not os.path.isfile(data):
+            raise ValueError(f"`data` is a str, so it must be a text file path; "
+                             f"no file {data!r} exists. Pass a list of str for text.")
+        with open(data, encoding="utf-8", errors="replace") as f:
+            lines = []
+            for line in f:
+                lines.append(line)
+                if len(lines) == _FILE_CHUNK_LINES:
+                    yield "".join(lines)
+                    lines = []
+            if lines:
+                yield "".join(lines)
+    elif isinstance(data, (list, tuple)):
+        for text in data:
+            check_type("data", text, (str, bytes), "a list of str")
+            yield (text.decode("utf-8", errors="replace")
+                   if isinstance(text, bytes) else text)
+    else:
+        raise TypeError("`data` must be a list of str, a tf.data.Dataset of strings "
+                        f"or a text file path, got {type(data).__name__}.")
+
+
+def _hugging_face_vocabulary(data, vocabulary_size, lowercase, strip_accents,
+                             split_on_punctuation, reserved_tokens):
+    """The Python engine's vocabulary: text split as ``WordPieceTokenizer``
+    splits it, pieces learned by ``tokenizers``' ``WordPieceTrainer``, every
+    character (up to 1,000) alone and as a ``##`` suffix."""
+    from tokenizers import models, trainers
+
+    from kzoo.tokenizers.word_piece_tokenizer import hugging_face_word_piece
+
+    unknown = next((t for t in reserved_tokens if t == "[UNK]"), "[UNK]")
+    tokenizer = hugging_face_word_piece(
+        [unknown], oov_token=unknown, lowercase=lowercase,
+        strip_accents=strip_accents, split_on_punctuation=split_on_punctuation)
+    tokenizer.model = models.WordPiece(unk_token=unknown,
+                                       continuing_subword_prefix="##")
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocabulary_size, special_tokens=list(reserved_tokens),
+        limit_alphabet=1000, continuing_subword_prefix="##", show_progress=False)
+    tokenizer.train_from_iterator(_python_texts(data), trainer)
+    learned = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    learned = [token for token, _ in learned if token not in reserved_tokens]
+    characters = sorted({t.removeprefix("##") for t in learned
+                         if len(t.removeprefix("##")) == 1})
+    alphabet = [c for c in characters] + ["##" + c for c in characters]
+    vocabulary, seen = list(reserved_tokens), set(reserved_tokens)
+    for token in alphabet + learned:
+        if token not in seen:
+            seen.add(token)
+            vocabulary.append(token)
+    return vocabulary[:vocabulary_size]
