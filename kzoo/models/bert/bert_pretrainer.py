@@ -8,6 +8,7 @@ from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreproce
 from kzoo.models.masked_lm import MaskedLM
 from kzoo.models.task import Task, _is_raw_text, tokenizer_vocabulary_mask
 from kzoo.losses import SparseLogitsCrossEntropy
+from kzoo.preprocessing.batches import RawBatches
 
 
 def _is_documents_dataset(x):
@@ -135,7 +136,8 @@ class BertPretrainer(Task):
     def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
                             shuffle=False):
         is_dataset = hasattr(x, "element_spec")
-        if isinstance(x, tuple) or (is_dataset and not _is_documents_dataset(x)):
+        if (isinstance(x, (tuple, RawBatches))
+                or (is_dataset and not _is_documents_dataset(x))):
             # Sentence pairs with their labels: the generic path.
             return super()._preprocess_dataset(x, y, sample_weight, batch_size,
                                                shuffle)
@@ -144,14 +146,17 @@ class BertPretrainer(Task):
                 "BertPretrainer makes its targets from the documents: pass "
                 "documents only (no `y`, no `sample_weight`)."
             )
-        return self.preprocessor.dataset_from_documents(
+        batches = self.preprocessor.dataset_from_documents(
             x, batch_size=batch_size or 32, shuffle=shuffle
         )
+        if isinstance(batches, RawBatches):  # pairs, to pack and mask
+            return super()._preprocess_dataset(batches)
+        return batches
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
         if (validation_data is not None and self.preprocessor is not None
-                and not isinstance(validation_data, tuple)
+                and not isinstance(validation_data, (tuple, RawBatches))
                 and (_is_documents_dataset(validation_data)
                      or not hasattr(validation_data, "element_spec"))):
             validation_data = self.preprocessor.dataset_from_documents(

@@ -2,14 +2,15 @@
 
 import numpy as np
 
-from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor
 from kzoo.preprocessing.next_sentence_pairs import NextSentencePairs, _python_rank
+from kzoo.preprocessing.batches import RawBatches
+from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
 from kzoo.preprocessing.pipeline import prefetched
-from kzoo.preprocessing.preprocessing_layer import check_type, to_tf
+from kzoo.preprocessing.preprocessing_layer import check_type, numpy_outputs, to_tf
 
 
 def _is_documents_spec(spec):
@@ -250,7 +251,11 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
             dataset, pass ``steps_per_epoch`` to ``fit`` or apply
             ``tf.data.experimental.assert_cardinality`` (Keras reports the
             per-output losses of TensorFlow training wrongly when the number
-            of batches is unknown).
+            of batches is unknown). On the Python engine (a list of
+            documents, no TensorFlow) the pairs are made here and the result
+            is a ``kzoo.preprocessing.batches.RawBatches`` of
+            ``((segment_a, segment_b), next_sentence_label)``, which the
+            pretrainer packs and masks as it trains.
         """
         check_type("batch_size", batch_size, int, "a positive int")
         check_type("documents_per_batch", documents_per_batch, int, "a positive int")
@@ -259,6 +264,9 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
                 "`batch_size` and `documents_per_batch` must be positive, got "
                 f"{batch_size} and {documents_per_batch}."
             )
+        if not is_tensorflow_value(documents) and engine() == "python":
+            return self._python_pairs(documents, batch_size, documents_per_batch,
+                                      shuffle)
         if isinstance(documents, tf.data.Dataset):
             ds = documents
             if not _is_documents_spec(ds.element_spec):
@@ -300,6 +308,33 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
         if num_batches is not None:
             ds = ds.apply(tf.data.experimental.assert_cardinality(num_batches))
         return prefetched(ds)
+
+    def _python_pairs(self, documents, batch_size, documents_per_batch, shuffle):
+        """``dataset_from_documents`` on the Python engine: every pair of the
+        pass made now, in raw batches for the pretrainer to pack and mask."""
+        if not isinstance(documents, (list, tuple)) or any(
+                not isinstance(d, (list, tuple)) for d in documents):
+            raise ValueError(
+                "`documents` must be a list of documents, each a list of str "
+                f"sentences; got {type(documents).__name__}.")
+        rng = np.random.default_rng(self.seed)
+        order = rng.permutation(len(documents)) if shuffle else range(len(documents))
+        documents = [list(documents[i]) for i in order]
+        first, second, labels = [], [], []
+        with numpy_outputs():
+            for start in range(0, len(documents), documents_per_batch):
+                pairs = self.next_sentence_pairs(
+                    documents[start:start + documents_per_batch])
+                first += pairs["segment_a"]
+                second += pairs["segment_b"]
+                labels.append(np.asarray(pairs["next_sentence_label"]))
+        labels = np.concatenate(labels) if labels else np.zeros([0], "int32")
+        if shuffle:
+            order = rng.permutation(len(labels))
+            first = [first[i] for i in order]
+            second = [second[i] for i in order]
+            labels = labels[order]
+        return RawBatches(((first, second), labels), batch_size)
 
     def get_config(self):
         config = super().get_config()
