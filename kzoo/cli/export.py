@@ -26,8 +26,17 @@ def run(args):
     import os
 
     import kzoo
+    from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task
+    from kzoo.preprocessing.engine import (
+        TensorFlowNotInstalledError,
+        require_tensorflow,
+    )
 
+    try:  # before loading anything
+        require_tensorflow("`kzoo export` (a TensorFlow SavedModel)")
+    except TensorFlowNotInstalledError as error:
+        raise CommandError(str(error)) from None
     if not os.path.exists(args.model) and os.sep in args.model:
         raise FileNotFoundError(f"the model folder {args.model} does not exist")
     if family(args.model) == "elmo":
