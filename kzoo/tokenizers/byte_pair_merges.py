@@ -3,7 +3,6 @@
 import collections
 import heapq
 import json
-import os
 import re
 
 from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
@@ -12,8 +11,8 @@ from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.byte_pair_tokenizer import bytes_to_unicode, split_words
 from kzoo.tokenizers.tokenizer import write_lines
 from kzoo.tokenizers.word_piece_vocabulary import (
-    _FILE_CHUNK_LINES,
     count_words,
+    python_texts,
     text_batches,
 )
 
@@ -80,30 +79,6 @@ def learn_merges(word_counts, min_frequency=2):
         del counts[(a, b)]
 
 
-def _python_texts(data):
-    """The Python engine's ``text_batches``: the same texts one by one (a
-    file in the same chunks of lines), as str."""
-    if isinstance(data, str):
-        if not os.path.isfile(data):
-            raise ValueError(f"`data` is a str, so it must be a text file path; "
-                             f"no file {data!r} exists. Pass a list of str for text.")
-        with open(data, encoding="utf-8", errors="replace") as f:
-            lines = []
-            for line in f:
-                lines.append(line)
-                if len(lines) == _FILE_CHUNK_LINES:
-                    yield "".join(lines)
-                    lines = []
-            if lines:
-                yield "".join(lines)
-    elif isinstance(data, (list, tuple)):
-        for text in data:
-            check_type("data", text, (str, bytes), "a list of str")
-            yield text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    else:
-        raise TypeError("`data` must be a list of str, a tf.data.Dataset of strings "
-                        f"or a text file path, got {type(data).__name__}.")
-
 
 def _python_word_counts(data, special_tokens):
     """``{byte-mapped word: count}`` of GPT-2's pre-tokenization of ``data``
@@ -117,7 +92,7 @@ def _python_word_counts(data, special_tokens):
         special = re.compile("|".join(
             re.escape(t) for t in sorted(special_tokens, key=len, reverse=True)))
     counts = collections.Counter()
-    for text in _python_texts(data):
+    for text in python_texts(data):
         for piece in special.split(text) if special is not None else [text]:
             if piece:
                 counts.update(w for w, _ in pre_tokenizer.pre_tokenize_str(piece))

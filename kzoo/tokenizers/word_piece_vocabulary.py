@@ -23,18 +23,8 @@ def text_batches(data):
             (read in chunks of lines, newlines kept).
     """
     if isinstance(data, str):
-        if not os.path.isfile(data):
-            raise ValueError(f"`data` is a str, so it must be a text file path; "
-                             f"no file {data!r} exists. Pass a list of str for text.")
-        with open(data, encoding="utf-8", errors="replace") as f:
-            lines = []
-            for line in f:
-                lines.append(line)
-                if len(lines) == _FILE_CHUNK_LINES:
-                    yield tf.constant(["".join(lines)])
-                    lines = []
-            if lines:
-                yield tf.constant(["".join(lines)])
+        for chunk in file_chunks(data):
+            yield tf.constant([chunk])
     elif isinstance(data, (list, tuple)):
         for start in range(0, len(data), _BATCH_SIZE):
             chunk = data[start:start + _BATCH_SIZE]
@@ -147,21 +137,28 @@ def compute_word_piece_vocabulary(
     return vocabulary
 
 
-def _python_texts(data):
-    """The texts of a list of str, or a file's lines in chunks, as str."""
-    if isinstance(data, str):
-        if not os.path.isfile(data):
-            raise ValueError(f"`data` is a str, so it must be a text file path; "
-                             f"no file {data!r} exists. Pass a list of str for text.")
-        with open(data, encoding="utf-8", errors="replace") as f:
-            lines = []
-            for line in f:
-                lines.append(line)
-                if len(lines) == _FILE_CHUNK_LINES:
-                    yield "".join(lines)
-                    lines = []
-            if lines:
+def file_chunks(path):
+    """A UTF-8 text file's lines (newlines kept, invalid bytes replaced), in
+    chunks of ``_FILE_CHUNK_LINES`` lines joined into one str each."""
+    if not os.path.isfile(path):
+        raise ValueError(f"`data` is a str, so it must be a text file path; "
+                         f"no file {path!r} exists. Pass a list of str for text.")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = []
+        for line in f:
+            lines.append(line)
+            if len(lines) == _FILE_CHUNK_LINES:
                 yield "".join(lines)
+                lines = []
+        if lines:
+            yield "".join(lines)
+
+
+def python_texts(data):
+    """The Python engine's ``text_batches``: the same texts one by one (a
+    file in the same chunks of lines), as str."""
+    if isinstance(data, str):
+        yield from file_chunks(data)
     elif isinstance(data, (list, tuple)):
         for text in data:
             check_type("data", text, (str, bytes), "a list of str")
@@ -190,7 +187,7 @@ def _hugging_face_vocabulary(data, vocabulary_size, lowercase, strip_accents,
     trainer = trainers.WordPieceTrainer(
         vocab_size=vocabulary_size, special_tokens=list(reserved_tokens),
         limit_alphabet=1000, continuing_subword_prefix="##", show_progress=False)
-    tokenizer.train_from_iterator(_python_texts(data), trainer)
+    tokenizer.train_from_iterator(python_texts(data), trainer)
     learned = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
     learned = [token for token, _ in learned if token not in reserved_tokens]
     characters = sorted({t.removeprefix("##") for t in learned
