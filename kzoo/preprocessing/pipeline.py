@@ -6,6 +6,7 @@ The Python preprocessing engine's counterparts, without TensorFlow, are in
 """
 
 from kzoo.preprocessing.engine import tf
+from kzoo.preprocessing.python_pipeline import PassReader
 
 
 def prefetched(dataset, buffer=-1):
@@ -30,7 +31,7 @@ def prefetched(dataset, buffer=-1):
     return dataset.prefetch(buffer).with_options(options)
 
 
-class Passes:
+class Passes(PassReader):
     """Several passes over a dataset through one iterator, one pass per epoch.
 
     Keras' `fit` makes a new iterator over its dataset at every epoch: the
@@ -95,33 +96,6 @@ class Passes:
             self.end_values.append(int(value))
             return None
         return tf.nest.map_structure(lambda t: t.numpy(), batch)
-
-    @property
-    def pass_ended(self):
-        """Whether the last pass handed out was read to its end (its end
-        value is `end_values[-1]`, its start's `end_values[-2]`)."""
-        return self._handed > 0 and self._ended == self._handed
-
-    def next_pass(self):
-        """A generator of the next pass's batches, as numpy arrays (the rest
-        of the previous pass, if Keras stopped before its end, is skipped;
-        its first batch is read here: a pass without any raises)."""
-        if self._handed >= self.passes:
-            raise ValueError(f"All {self.passes} passes were handed out.")
-        while self._ended < self._handed:
-            self._next()
-        self._handed += 1
-        first = self._next()
-        if first is None:
-            raise ValueError(self.empty_error)
-
-        def batches():
-            batch = first
-            while batch is not None:
-                yield batch
-                batch = self._next()
-
-        return batches()
 
     def keras_input(self):
         """The next pass in a form `keras.Model.fit` reads: the generator on

@@ -43,7 +43,42 @@ def _produce(make_pass, passes, read, items, stop):
         _put(items, stop, (_ERROR, error))
 
 
-class PythonPasses:
+class PassReader:
+    """What `Passes` and `PythonPasses` share: handing Keras one pass at a
+    time from a stream of batches with an end marker after each pass.
+    Subclasses set `passes`, `empty_error`, `end_values` and the counters
+    `_handed` / `_ended`, and implement `_next()` (the next batch, or None
+    at a pass's end, recording its end value)."""
+
+    @property
+    def pass_ended(self):
+        """Whether the last pass handed out was read to its end (its end
+        value is `end_values[-1]`, its start's `end_values[-2]`)."""
+        return self._handed > 0 and self._ended == self._handed
+
+    def next_pass(self):
+        """A generator of the next pass's batches (the rest of the previous
+        pass, if Keras stopped before its end, is skipped; its first batch
+        is read here: a pass without any raises)."""
+        if self._handed >= self.passes:
+            raise ValueError(f"All {self.passes} passes were handed out.")
+        while self._ended < self._handed:
+            self._next()
+        self._handed += 1
+        first = self._next()
+        if first is None:
+            raise ValueError(self.empty_error)
+
+        def batches():
+            batch = first
+            while batch is not None:
+                yield batch
+                batch = self._next()
+
+        return batches()
+
+
+class PythonPasses(PassReader):
     """Several passes over a Python stream of batches, one pass per epoch.
 
     The interface of `kzoo.preprocessing.pipeline.Passes` (`end_values`,
@@ -96,33 +131,6 @@ class PythonPasses:
             self.end_values.append(value)
             return None
         return value
-
-    @property
-    def pass_ended(self):
-        """Whether the last pass handed out was read to its end (its end
-        value is `end_values[-1]`, its start's `end_values[-2]`)."""
-        return self._handed > 0 and self._ended == self._handed
-
-    def next_pass(self):
-        """A generator of the next pass's batches (the rest of the previous
-        pass, if Keras stopped before its end, is skipped; its first batch
-        is read here: a pass without any raises)."""
-        if self._handed >= self.passes:
-            raise ValueError(f"All {self.passes} passes were handed out.")
-        while self._ended < self._handed:
-            self._next()
-        self._handed += 1
-        first = self._next()
-        if first is None:
-            raise ValueError(self.empty_error)
-
-        def batches():
-            batch = first
-            while batch is not None:
-                yield batch
-                batch = self._next()
-
-        return batches()
 
     def keras_input(self):
         """The next pass as a generator, which `keras.Model.fit` reads on
