@@ -1,5 +1,6 @@
 """Test configuration shared by the doctests in kzoo/ and the tests in tests/."""
 
+import importlib.util
 import os
 
 # Simulated devices for the distribution tests: must be set before jax is
@@ -29,6 +30,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # Backends that cannot write a SavedModel directly (keras 3.15): torch needs
 # torch_xla, which has no build for torch 2.13.
 _CANNOT_EXPORT = {"torch"}
+
+
+_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Without TensorFlow, only the test files with tests marked
+    `without_tensorflow` are collected (the others import TensorFlow or
+    compare against it)."""
+    if _TENSORFLOW or collection_path.suffix != ".py" or collection_path.is_dir():
+        return None
+    if not collection_path.name.endswith("_test.py"):
+        return None
+    return "mark.without_tensorflow" not in collection_path.read_text(
+        encoding="utf-8")
 
 
 def pytest_report_header(config):
