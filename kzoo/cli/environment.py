@@ -62,12 +62,12 @@ def prepare(backend=None, verbose=False):
         import kzoo.models  # noqa: F401
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    from kzoo.preprocessing.engine import tensorflow_installed
-
-    if not tensorflow_installed():
+    # (Not kzoo.preprocessing.engine: importing it imports Keras, which
+    # imports TensorFlow, unsilenced, on the TensorFlow backend.)
+    if importlib.util.find_spec("tensorflow") is None:
         _quiet_import("keras", "kzoo.models")
         return
-    _quiet_import("tensorflow", "keras", "kzoo.models")
+    _quiet_import("tensorflow", "tensorflow_text", "keras", "kzoo.models")
     import absl.logging
 
     absl.logging.set_verbosity(absl.logging.ERROR)

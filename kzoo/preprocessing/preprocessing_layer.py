@@ -86,6 +86,10 @@ def _python_to_tf(x, dtype):
             array = np.asarray(x)
         except ValueError:  # ragged nesting on numpy >= 1.24
             array = None
+        if array is not None and array.dtype.kind in "US":
+            # Nested text: tf.constant keeps trailing NULs, numpy's
+            # fixed-width strings drop them.
+            return tf.constant(list(x), dtype=tf.string)
         if array is not None and array.dtype != object:
             return _numpy_to_tf(array, dtype)
         # The data decides between text and numbers; ``dtype`` picks the width.
@@ -304,6 +308,15 @@ def _python_name(fn):
     return "python_" + fn.__name__.lstrip("_")
 
 
+def _not_converted(fn):
+    """Marks ``fn`` as one that TensorFlow's autograph calls as it is (what
+    ``tf.autograph.experimental.do_not_convert`` marks, without importing
+    TensorFlow): a ``tf.data`` map or ``tf.function`` that calls a layer
+    must not rewrite the engine dispatch into graph control flow."""
+    fn.autograph_info__ = frozenset()
+    return fn
+
+
 def preprocessing_function(fn):
     """Wraps a method so it converts its inputs and eager outputs, and runs
     the TensorFlow body or the layer's Python implementation
@@ -368,7 +381,7 @@ def preprocessing_function(fn):
             _STATE.python = False
 
     wrapper.python_name = python_name
-    return wrapper
+    return _not_converted(wrapper)
 
 
 def _wrapped_call(cls):
@@ -397,6 +410,7 @@ class PreprocessingLayer(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         self.built = True
 
+    @_not_converted
     def __call__(self, *args, **kwargs):
         return _wrapped_call(type(self))(self, *args, **kwargs)
 
