@@ -148,7 +148,7 @@ def _export_through_tensorflow(embedding, path):
 
 def main(argv):
     """``python -m kzoo.export.elmo_hub MODEL.keras PATH`` (TF backend)."""
-    import kzoo  # noqa: F401  (registers the classes)
+    import kzoo.models  # noqa: F401  (registers the classes)
     from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
 
     model = keras.models.load_model(argv[0])

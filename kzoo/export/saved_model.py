@@ -183,7 +183,7 @@ def _export_through_tensorflow(task, path, sequence_length):
 
 def main(argv):
     """``python -m kzoo.export PRESET PATH [SEQUENCE_LENGTH]`` (TF backend)."""
-    import kzoo  # noqa: F401  (registers the classes)
+    import kzoo.models  # noqa: F401  (registers the classes)
     from kzoo.presets import preset_loader
     from kzoo.presets.preset_source import read_json
 
