@@ -216,12 +216,18 @@ class QuestionAnswererPreprocessor(Preprocessor):
         }
 
     def call(self, x, y=None, sample_weight=None):
-        packed = self._pack(x)
+        return self._with_answers(self._pack, self._answer_positions,
+                                  x, y, sample_weight)
+
+    @staticmethod
+    def _with_answers(pack, answer_positions, x, y, sample_weight):
+        """A call's steps, on either engine's ``pack`` / ``answer_positions``."""
+        packed = pack(x)
         if y is None:
             if sample_weight is not None:
                 raise ValueError("`sample_weight` needs the answers `y` too.")
             return packed["x"]
-        positions = self._answer_positions(packed, y)
+        positions = answer_positions(packed, y)
         return keras.utils.pack_x_y_sample_weight(packed["x"], positions,
                                                   sample_weight)
 
@@ -341,14 +347,8 @@ class QuestionAnswererPreprocessor(Preprocessor):
         }
 
     def python_call(self, x, y=None, sample_weight=None):
-        packed = self._python_pack(x)
-        if y is None:
-            if sample_weight is not None:
-                raise ValueError("`sample_weight` needs the answers `y` too.")
-            return packed["x"]
-        positions = self._python_answer_positions(packed, y)
-        return keras.utils.pack_x_y_sample_weight(packed["x"], positions,
-                                                  sample_weight)
+        return self._with_answers(self._python_pack, self._python_answer_positions,
+                                  x, y, sample_weight)
 
     def python_context_offsets(self, x):
         packed = self._python_pack(x)

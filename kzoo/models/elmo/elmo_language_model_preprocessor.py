@@ -11,6 +11,14 @@ from kzoo.preprocessing.character_ids import BOS_TOKEN, EOS_TOKEN, CharacterIds
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
 
 
+def _check_no_targets(y, sample_weight):
+    if y is not None or sample_weight is not None:
+        raise ValueError(
+            "ElmoLanguageModelPreprocessor makes its targets from the text: "
+            "pass sentences only (no `y`, no `sample_weight`)."
+        )
+
+
 @kzoo_export("kzoo.models.ElmoLanguageModelPreprocessor")
 class ElmoLanguageModelPreprocessor(Preprocessor):
     """Turns sentences into ``ElmoLanguageModel`` inputs, targets and weights.
@@ -82,11 +90,7 @@ class ElmoLanguageModelPreprocessor(Preprocessor):
         )
 
     def call(self, x, y=None, sample_weight=None):
-        if y is not None or sample_weight is not None:
-            raise ValueError(
-                "ElmoLanguageModelPreprocessor makes its targets from the text: "
-                "pass sentences only (no `y`, no `sample_weight`)."
-            )
+        _check_no_targets(y, sample_weight)
         bos = self.special_token_id(BOS_TOKEN)
         eos = self.special_token_id(EOS_TOKEN)
         inputs = self.characters(x)
@@ -114,11 +118,7 @@ class ElmoLanguageModelPreprocessor(Preprocessor):
         return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
 
     def python_call(self, x, y=None, sample_weight=None):
-        if y is not None or sample_weight is not None:
-            raise ValueError(
-                "ElmoLanguageModelPreprocessor makes its targets from the text: "
-                "pass sentences only (no `y`, no `sample_weight`)."
-            )
+        _check_no_targets(y, sample_weight)
         bos = self.special_token_id(BOS_TOKEN)
         eos = self.special_token_id(EOS_TOKEN)
         if isinstance(x, str):
