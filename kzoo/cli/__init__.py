@@ -43,7 +43,8 @@ class Parser(argparse.ArgumentParser):
 def _add_common(parser):
     parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="Keras backend (sets KERAS_BACKEND; default: "
-                             "KERAS_BACKEND, else tensorflow)")
+                             "KERAS_BACKEND, else tensorflow, else the first "
+                             "of jax and torch installed)")
     parser.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's / XLA's log lines and show tracebacks")
 

@@ -42,6 +42,16 @@ def _missing_backend(backend):
     return None
 
 
+def default_backend():
+    """The backend without --backend or KERAS_BACKEND: Keras' own default,
+    TensorFlow, when it is installed, else the first of JAX and PyTorch that
+    is (an install without TensorFlow then just works)."""
+    for name in BACKENDS:
+        if importlib.util.find_spec(PACKAGES[name][0]) is not None:
+            return name
+    return "tensorflow"
+
+
 def prepare(backend=None, verbose=False):
     """Sets ``KERAS_BACKEND`` (checking that its package is installed), then
     imports Keras and kzoo, silently unless ``verbose``."""
@@ -55,7 +65,11 @@ def prepare(backend=None, verbose=False):
                     f"backend in this process; run kzoo in a new process for "
                     f"--backend {backend}.")
         os.environ["KERAS_BACKEND"] = backend
-    chosen = backend or os.environ.get("KERAS_BACKEND", "tensorflow")
+    if "keras" in sys.modules:  # its backend is fixed
+        chosen = sys.modules["keras"].config.backend()
+    else:
+        chosen = backend or os.environ.get("KERAS_BACKEND") or default_backend()
+        os.environ["KERAS_BACKEND"] = chosen
     if chosen in PACKAGES and _missing_backend(chosen):
         raise CommandError(_missing_backend(chosen))
     if verbose:
