@@ -8,6 +8,13 @@ from kzoo.api_export import kzoo_export
 from kzoo.models.preprocessor import Preprocessor
 
 
+def _choices_error(x):
+    return ValueError(
+        "`x` must be a tuple `(contexts, endings)` (endings [batch, num_choices]) "
+        "or `(contexts, ending_0, ..., ending_N)`, got " + type(x).__name__
+        + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "") + ".")
+
+
 @kzoo_export("kzoo.models.MultipleChoicePreprocessor")
 class MultipleChoicePreprocessor(Preprocessor):
     """Packs ``(context, ending_i)`` for each of the N endings of an example.
@@ -77,13 +84,7 @@ class MultipleChoicePreprocessor(Preprocessor):
 
     def _split_x(self, x):
         if not isinstance(x, (tuple, list)) or len(x) < 2:
-            raise ValueError(
-                "`x` must be a tuple `(contexts, endings)` (endings "
-                "[batch, num_choices]) or `(contexts, ending_0, ..., "
-                f"ending_N)`, got {type(x).__name__}"
-                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
-                + "."
-            )
+            raise _choices_error(x)
         contexts = x[0]
         for value in x:
             if value.dtype != tf.string:
@@ -147,13 +148,7 @@ class MultipleChoicePreprocessor(Preprocessor):
         if (not isinstance(x, (tuple, list)) or len(x) < 2
                 or isinstance(x, list) and any(isinstance(v, str) for v in x)):
             # (a list of str is one batch of texts, not a tuple of batches)
-            raise ValueError(
-                "`x` must be a tuple `(contexts, endings)` (endings "
-                "[batch, num_choices]) or `(contexts, ending_0, ..., "
-                f"ending_N)`, got {type(x).__name__}"
-                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
-                + "."
-            )
+            raise _choices_error(x)
         for value in x:
             if isinstance(value, np.ndarray):
                 raise TypeError(f"`x` must hold strings, got {value.dtype.name}.")

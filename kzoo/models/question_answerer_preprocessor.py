@@ -67,6 +67,13 @@ def _python_batch_of_strings(name, value):
     return value
 
 
+def _pair_error(x):
+    return ValueError(
+        "`x` must be a tuple `(questions, contexts)` of two string batches, got "
+        f"{type(x).__name__}"
+        + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "") + ".")
+
+
 @kzoo_export("kzoo.models.QuestionAnswererPreprocessor")
 class QuestionAnswererPreprocessor(Preprocessor):
     """Packs ``start question sep context end`` and maps answers to tokens.
@@ -135,12 +142,7 @@ class QuestionAnswererPreprocessor(Preprocessor):
     @staticmethod
     def _split_x(x):
         if not isinstance(x, (tuple, list)) or len(x) != 2:
-            raise ValueError(
-                "`x` must be a tuple `(questions, contexts)` of two string "
-                f"batches, got {type(x).__name__}"
-                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
-                + "."
-            )
+            raise _pair_error(x)
         questions, contexts = x
         for name, value in (("questions", questions), ("contexts", contexts)):
             if value.dtype != tf.string:
@@ -265,12 +267,7 @@ class QuestionAnswererPreprocessor(Preprocessor):
         if (not isinstance(x, (tuple, list)) or len(x) != 2
                 or isinstance(x, list) and any(isinstance(v, str) for v in x)):
             # (a list of str is one batch of texts, not a pair)
-            raise ValueError(
-                "`x` must be a tuple `(questions, contexts)` of two string "
-                f"batches, got {type(x).__name__}"
-                + (f" of length {len(x)}" if isinstance(x, (tuple, list)) else "")
-                + "."
-            )
+            raise _pair_error(x)
         questions, contexts = x
         return (_python_batch_of_strings("questions", questions),
                 _python_batch_of_strings("contexts", contexts))

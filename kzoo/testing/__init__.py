@@ -4,6 +4,7 @@ from kzoo.testing.test_case import (  # noqa: F401
     assert_all_equal,
     assert_allclose,
     gradient,
+    on_both_engines,
     run_backbone_test,
     run_preprocessing_layer_test,
     run_saving_test,

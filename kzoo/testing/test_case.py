@@ -225,3 +225,13 @@ def run_saving_test(model, input_data, tmp_path, atol=1e-6):
         restored, "predict_on_batch") else restored(input_data)
     assert_allclose(actual, expected, atol=atol, msg="saved model round trip")
     return restored
+
+
+def on_both_engines(fn):
+    """``(fn() on the TensorFlow engine, fn() on the Python engine)``: what
+    the tests of a Python implementation compare."""
+    with engine_scope("tensorflow"):
+        tensorflow = fn()
+    with engine_scope("python"):
+        python = fn()
+    return tensorflow, python

@@ -29,6 +29,7 @@ from kzoo.models.gpt.gpt_multiple_choice_preprocessor import (
 from kzoo.models.gpt.gpt_tokenizer import DELIMITER_TOKEN, EXTRACT_TOKEN, START_TOKEN
 from kzoo.preprocessing.engine import engine_scope
 from kzoo.testing import check_without_tensorflow
+from kzoo.testing import on_both_engines
 
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", START_TOKEN,
               DELIMITER_TOKEN, EXTRACT_TOKEN, "the", "where", "is", "cafe", "?",
@@ -56,12 +57,9 @@ def tokenizer():
 
 
 def both_engines(fn):
-    """``fn()`` under the TensorFlow engine and under the Python engine."""
-    with engine_scope("tensorflow"):
-        expected = fn()
-    with engine_scope("python"):
-        actual = fn()
-    return actual, expected
+    """``(fn() on the Python engine, fn() on the TensorFlow engine)``."""
+    tensorflow, python = on_both_engines(fn)
+    return python, tensorflow
 
 
 def assert_same(actual, expected, where="output"):

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kzoo.preprocessing.engine import engine_scope
+from kzoo.testing import on_both_engines as both
 from kzoo.testing.without_tensorflow import check_without_tensorflow
 from kzoo.tokenizers.byte_pair_merges import compute_byte_pair_merges
 
@@ -16,13 +17,6 @@ CHARACTER = st.characters(min_codepoint=0, max_codepoint=0x10FFFF,
 TEXT = st.lists(st.one_of(st.sampled_from(FRAGMENTS), CHARACTER),
                 max_size=30).map("".join)
 
-
-def both(fn):
-    with engine_scope("tensorflow"):
-        expected = fn()
-    with engine_scope("python"):
-        actual = fn()
-    return expected, actual
 
 
 @settings(max_examples=25)

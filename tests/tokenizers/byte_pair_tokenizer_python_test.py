@@ -18,6 +18,7 @@ from tokenizers import ByteLevelBPETokenizer
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.preprocessing.engine import engine_scope
 from kzoo.preprocessing.preprocessing_layer import numpy_outputs
+from kzoo.testing import on_both_engines as both
 from kzoo.testing.test_case import assert_all_equal, to_numpy
 from kzoo.testing.without_tensorflow import check_without_tensorflow
 from kzoo.tokenizers.byte_pair_tokenizer import (
@@ -92,14 +93,6 @@ def non_local_tokenizer():
             vocabulary, merges, unsplittable_tokens=(END,))
     return _TOKENIZERS["non_local"]
 
-
-def both(fn):
-    """``fn()`` on the TensorFlow engine, then on the Python engine."""
-    with engine_scope("tensorflow"):
-        expected = fn()
-    with engine_scope("python"):
-        actual = fn()
-    return expected, actual
 
 
 @settings(max_examples=40)

@@ -18,6 +18,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
 from kzoo.preprocessing.engine import engine_scope
 from kzoo.preprocessing.preprocessing_layer import numpy_outputs
+from kzoo.testing import on_both_engines as both
 from kzoo.testing.test_case import assert_all_equal, run_preprocessing_layer_test
 from kzoo.testing.without_tensorflow import check_without_tensorflow
 from kzoo.tokenizers.byte_pair_tokenizer import merge_order_is_local
@@ -69,13 +70,6 @@ def tokenizer(shuffled=False):
         _CACHE[shuffled] = GPT1Tokenizer(vocabulary, merges)
     return _CACHE[shuffled]
 
-
-def both(fn):
-    with engine_scope("tensorflow"):
-        expected = fn()
-    with engine_scope("python"):
-        actual = fn()
-    return expected, actual
 
 
 @settings(max_examples=40)
