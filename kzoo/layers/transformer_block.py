@@ -1,4 +1,5 @@
-"""What the Transformer encoder and decoder blocks share: arguments, config."""
+"""What the Transformer encoder and decoder blocks share: arguments, config,
+sublayer construction and the residual skeleton around the attention."""
 
 import functools
 import math
@@ -7,6 +8,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.layers.dropout import Dropout
 
 #: activation names this layer accepts beyond ``keras.activations.get``
 _EXTRA_ACTIVATIONS = {
@@ -62,9 +64,13 @@ class TransformerBlock(keras.layers.Layer):
 
     Holds the arguments both take (validated), the activation lookup
     (``"gelu_approximate"`` beside Keras' names), fresh initializer copies per
-    sublayer, and the config. Subclasses build their sublayers and set
-    ``default_activation`` / ``default_normalize_first``, the values that
-    ``activation=None`` / ``normalize_first=None`` stand for.
+    sublayer, the config, and the block's skeleton (``_residual_block``): the
+    attention and the feed-forward network, each in a residual branch with
+    its layer norm and dropout. Subclasses build their attention and the
+    shared sublayers (``_layer_norm``, ``_dense``, ``_dropout``,
+    ``_build_feedforward``) under the names ``_residual_block`` reads, and
+    set ``default_activation`` / ``default_normalize_first``, the values
+    that ``activation=None`` / ``normalize_first=None`` stand for.
     """
 
     default_activation = "relu"
@@ -111,6 +117,89 @@ class TransformerBlock(keras.layers.Layer):
             "bias_initializer": self.bias_initializer.__class__.from_config(
                 self.bias_initializer.get_config()),
         }
+
+    def _head_dim(self, hidden_dim):
+        """``hidden_dim // num_heads``; an error unless ``num_heads`` divides it."""
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                f"The input's hidden size {hidden_dim} must be divisible by "
+                f"`num_heads`={self.num_heads}."
+            )
+        return hidden_dim // self.num_heads
+
+    def _layer_norm(self, name, inputs_shape):
+        layer = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name=name, dtype=self.dtype_policy)
+        layer.build(inputs_shape)
+        return layer
+
+    def _dense(self, units, name, inputs_shape, activation=None):
+        layer = keras.layers.Dense(
+            units, activation=activation, name=name, **self._initializers(),
+            dtype=self.dtype_policy)
+        layer.build(inputs_shape)
+        return layer
+
+    def _dropout(self, name):
+        return Dropout(self.dropout, name=name, dtype=self.dtype_policy)
+
+    def _build_feedforward(self, inputs_shape):
+        """Builds the feed-forward network's two dense layers:
+        ``feedforward_intermediate_dense`` (with the activation) and
+        ``feedforward_output_dense`` (back to the input width)."""
+        self.feedforward_intermediate_dense = self._dense(
+            self.intermediate_dim, "feedforward_intermediate_dense", inputs_shape,
+            activation=self._activation_fn)
+        self.feedforward_output_dense = self._dense(
+            inputs_shape[-1], "feedforward_output_dense",
+            tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
+
+    def _residual_block(self, inputs, attention, fast, training):
+        """The block around its attention, pre-norm or post-norm::
+
+            x = inputs + dropout(attention(norm1(inputs)))      # pre-norm
+            x = norm1(inputs + dropout(attention(inputs)))      # post-norm
+
+        then the feed-forward network the same way with ``norm2``. The
+        norms are ``self_attention_layer_norm`` / ``feedforward_layer_norm``,
+        the dropouts ``self_attention_dropout`` / ``feedforward_dropout``
+        (applied only when training), and every sublayer runs through
+        ``_sublayer(layer, x, fast)``.
+
+        Args:
+            inputs: float tensor ``[batch, length, hidden_dim]``.
+            attention: callable from the (normalized) inputs to
+                ``(attended, extra)``; ``extra`` (a cache, or None) is
+                returned beside the output.
+            fast: bool. ``_sublayer``'s ``fast``.
+            training: bool. Whether dropout is active.
+
+        Returns:
+            ``(output, extra)``.
+        """
+        norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
+        x = inputs
+        residual = x
+        if self.normalize_first:
+            x = self._sublayer(norm1, x, fast)
+        x, extra = attention(x)
+        if training:
+            x = self.self_attention_dropout(x, training=training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self._sublayer(norm1, x, fast)
+
+        residual = x
+        if self.normalize_first:
+            x = self._sublayer(norm2, x, fast)
+        x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
+        x = self._sublayer(self.feedforward_output_dense, x, fast)
+        if training:
+            x = self.feedforward_dropout(x, training=training)
+        x = x + residual
+        if not self.normalize_first:
+            x = self._sublayer(norm2, x, fast)
+        return x, extra
 
     def _sublayer(self, layer, x, fast):
         """``layer(x)``, or with ``fast`` its computation without Keras'

@@ -4,7 +4,6 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 
@@ -89,46 +88,20 @@ class TransformerDecoder(TransformerBlock):
 
     def build(self, inputs_shape):
         hidden_dim = inputs_shape[-1]
-        if hidden_dim % self.num_heads:
-            raise ValueError(
-                f"The input's hidden size {hidden_dim} must be divisible by "
-                f"`num_heads`={self.num_heads}."
-            )
+        self.head_dim = self._head_dim(hidden_dim)
         self.hidden_dim = hidden_dim
-        self.head_dim = hidden_dim // self.num_heads
-        common = {"dtype": self.dtype_policy}
-        inner_shape = tuple(inputs_shape[:-1]) + (self.intermediate_dim,)
-        self.self_attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="self_attention_layer_norm",
-            **common)
-        self.self_attention_layer_norm.build(inputs_shape)
-        self.query_key_value_dense = keras.layers.Dense(
-            3 * hidden_dim, name="query_key_value_dense", **self._initializers(),
-            **common)
-        self.query_key_value_dense.build(inputs_shape)
-        self.attention_output_dense = keras.layers.Dense(
-            hidden_dim, name="attention_output_dense", **self._initializers(),
-            **common)
-        self.attention_output_dense.build(inputs_shape)
-        self.attention_dropout = Dropout(
-            self.dropout, name="attention_dropout", **common)
-        self.self_attention_dropout = Dropout(
-            self.dropout, name="self_attention_dropout", **common)
-        self.feedforward_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm",
-            **common)
-        self.feedforward_layer_norm.build(inputs_shape)
-        self.feedforward_intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim, activation=self._activation_fn,
-            name="feedforward_intermediate_dense", **self._initializers(),
-            **common)
-        self.feedforward_intermediate_dense.build(inputs_shape)
-        self.feedforward_output_dense = keras.layers.Dense(
-            hidden_dim, name="feedforward_output_dense", **self._initializers(),
-            **common)
-        self.feedforward_output_dense.build(inner_shape)
-        self.feedforward_dropout = Dropout(
-            self.dropout, name="feedforward_dropout", **common)
+        self.self_attention_layer_norm = self._layer_norm(
+            "self_attention_layer_norm", inputs_shape)
+        self.query_key_value_dense = self._dense(
+            3 * hidden_dim, "query_key_value_dense", inputs_shape)
+        self.attention_output_dense = self._dense(
+            hidden_dim, "attention_output_dense", inputs_shape)
+        self.attention_dropout = self._dropout("attention_dropout")
+        self.self_attention_dropout = self._dropout("self_attention_dropout")
+        self.feedforward_layer_norm = self._layer_norm(
+            "feedforward_layer_norm", inputs_shape)
+        self._build_feedforward(inputs_shape)
+        self.feedforward_dropout = self._dropout("feedforward_dropout")
         self.built = True
 
     def _attention_mask(self, query_length, key_length, start, padding_mask):
@@ -202,30 +175,12 @@ class TransformerDecoder(TransformerBlock):
                 "position up to `cache_update_index` is attended to.")
         if cache is not None:
             self._check_cache(cache)
-        fast = cache is not None
-        norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
-        x = inputs
-        residual = x
-        if self.normalize_first:
-            x = self._sublayer(norm1, x, fast)
-        x, cache = self._self_attention(x, padding_mask, cache,
-                                        cache_update_index, training)
-        if training:
-            x = self.self_attention_dropout(x, training=training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._sublayer(norm1, x, fast)
-
-        residual = x
-        if self.normalize_first:
-            x = self._sublayer(norm2, x, fast)
-        x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
-        x = self._sublayer(self.feedforward_output_dense, x, fast)
-        if training:
-            x = self.feedforward_dropout(x, training=training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._sublayer(norm2, x, fast)
+        x, cache = self._residual_block(
+            inputs,
+            lambda x: self._self_attention(x, padding_mask, cache,
+                                           cache_update_index, training),
+            fast=cache is not None,  # generation: without Keras' per-call work
+            training=training)
         if cache is not None:
             return x, cache
         return x

@@ -4,7 +4,6 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-from kzoo.layers.dropout import Dropout
 from kzoo.layers.transformer_block import TransformerBlock
 
 @kzoo_export("kzoo.layers.TransformerEncoder")
@@ -73,56 +72,27 @@ class TransformerEncoder(TransformerBlock):
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        hidden_dim = inputs_shape[-1]
-        if hidden_dim % self.num_heads:
-            raise ValueError(
-                f"The input's hidden size {hidden_dim} must be divisible by "
-                f"`num_heads`={self.num_heads}."
-            )
-        head_dim = hidden_dim // self.num_heads
-        common = {"dtype": self.dtype_policy}
+        head_dim = self._head_dim(inputs_shape[-1])
         self.self_attention_layer = keras.layers.MultiHeadAttention(
             num_heads=self.num_heads,
             key_dim=head_dim,
             dropout=self.dropout,
             name="self_attention_layer",
             **self._initializers(),
-            **common,
+            dtype=self.dtype_policy,
         )
         self.self_attention_layer.build(inputs_shape, inputs_shape)
-        self.self_attention_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="self_attention_layer_norm",
-            **common,
-        )
-        self.self_attention_layer_norm.build(inputs_shape)
+        self.self_attention_layer_norm = self._layer_norm(
+            "self_attention_layer_norm", inputs_shape)
         # The attention-probability dropout (kzoo's: cheaper masks), applied
         # in `_explicit_attention`; the MultiHeadAttention layer holds the
         # weights, and its own dropout sublayer is never called.
-        self.attention_dropout = Dropout(
-            self.dropout, name="attention_dropout", **common)
-        self.self_attention_dropout = Dropout(
-            self.dropout, name="self_attention_dropout", **common)
-        self.feedforward_intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim,
-            activation=self._activation_fn,
-            name="feedforward_intermediate_dense",
-            **self._initializers(),
-            **common,
-        )
-        self.feedforward_intermediate_dense.build(inputs_shape)
-        self.feedforward_output_dense = keras.layers.Dense(
-            hidden_dim, name="feedforward_output_dense", **self._initializers(),
-            **common,
-        )
-        self.feedforward_output_dense.build(
-            tuple(inputs_shape[:-1]) + (self.intermediate_dim,))
-        self.feedforward_layer_norm = keras.layers.LayerNormalization(
-            epsilon=self.layer_norm_epsilon, name="feedforward_layer_norm",
-            **common,
-        )
-        self.feedforward_layer_norm.build(inputs_shape)
-        self.feedforward_dropout = Dropout(
-            self.dropout, name="feedforward_dropout", **common)
+        self.attention_dropout = self._dropout("attention_dropout")
+        self.self_attention_dropout = self._dropout("self_attention_dropout")
+        self._build_feedforward(inputs_shape)
+        self.feedforward_layer_norm = self._layer_norm(
+            "feedforward_layer_norm", inputs_shape)
+        self.feedforward_dropout = self._dropout("feedforward_dropout")
         self.built = True
 
     def _attention_mask(self, padding_mask, attention_mask):
@@ -173,29 +143,9 @@ class TransformerEncoder(TransformerBlock):
         return self._sublayer(attention._output_dense, x, fast)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
-        fast = not training  # inference: sublayers without Keras' per-call work
-        norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
-        x = inputs
         mask = self._attention_mask(padding_mask, attention_mask)
-
-        residual = x
-        if self.normalize_first:
-            x = self._sublayer(norm1, x, fast)
-        x = self._self_attention(x, mask, training)
-        if training:
-            x = self.self_attention_dropout(x, training=training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._sublayer(norm1, x, fast)
-
-        residual = x
-        if self.normalize_first:
-            x = self._sublayer(norm2, x, fast)
-        x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
-        x = self._sublayer(self.feedforward_output_dense, x, fast)
-        if training:
-            x = self.feedforward_dropout(x, training=training)
-        x = x + residual
-        if not self.normalize_first:
-            x = self._sublayer(norm2, x, fast)
+        x, _ = self._residual_block(
+            inputs, lambda x: (self._self_attention(x, mask, training), None),
+            fast=not training,  # inference: sublayers without Keras' per-call work
+            training=training)
         return x
