@@ -31,7 +31,7 @@ import numpy as np
 import kzoo
 from kzoo.models.bert.bert_pretrainer import BertPretrainer
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
-from kzoo.training.bert_pretraining import build_pretrainer, split_sentences, train_tokenizer
+from kzoo.models.bert.bert_pretraining import build_pretrainer, split_sentences, train_tokenizer
 
 
 def report(name, metrics):

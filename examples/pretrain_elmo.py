@@ -35,9 +35,9 @@ import time
 import keras
 
 import kzoo
-from kzoo.analysis import ElmoWordInContext
+from kzoo.analysis import word_in_context
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-from kzoo.training.elmo_pretraining import (
+from kzoo.models.elmo.elmo_pretraining import (
     build_language_model,
     sentences_of,
     train_tokenizer,
@@ -48,7 +48,7 @@ BANK = ("They walked along the bank of the river .",
 
 
 def report_bank(backbone):
-    wic = ElmoWordInContext(backbone)
+    wic = word_in_context(backbone)
     print('cosine similarity of "bank" (river sentence vs money sentence):')
     for name, value in zip(wic.layer_names, wic.similarity("bank", *BANK)):
         print(f"  {name:<13} {value:.3f}")

@@ -28,7 +28,7 @@ import numpy as np
 import kzoo
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
 from kzoo.samplers import TopPSampler
-from kzoo.training.gpt_pretraining import (
+from kzoo.models.gpt.gpt_pretraining import (
     as_inputs,
     build_causal_lm,
     perplexity,

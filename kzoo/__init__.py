@@ -10,12 +10,13 @@ at the top level (``kzoo.BertClassifier``).
 """
 
 import importlib
+import importlib.util
 import sys
 
 from kzoo.version import __version__  # noqa: F401
 
 _SUBPACKAGES = ("analysis", "callbacks", "datasets", "distribution", "export",
-                "layers", "losses", "metrics", "models", "preprocessing",
+                "layers", "losses", "metrics", "models", "ops", "preprocessing",
                 "presets", "samplers", "testing", "tokenizers", "training")
 # Top-level names that are not model classes, and where they live.
 _NAMES = {
@@ -37,6 +38,8 @@ def __getattr__(name):
     if name in _SUBPACKAGES:
         _model_classes()  # registers every class first
         value = importlib.import_module(f"kzoo.{name}")
+    elif importlib.util.find_spec(f"kzoo.{name}") is not None:
+        value = importlib.import_module(f"kzoo.{name}")  # kzoo.cli: no Keras
     elif name in _NAMES:
         _model_classes()
         value = getattr(importlib.import_module(_NAMES[name]), name)

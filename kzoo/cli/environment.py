@@ -54,7 +54,8 @@ def default_backend():
 
 def prepare(backend=None, verbose=False):
     """Sets ``KERAS_BACKEND`` (checking that its package is installed), then
-    imports Keras and kzoo, silently unless ``verbose``."""
+    imports Keras and kzoo, silently unless ``verbose``, and the model
+    families outside kzoo (``kzoo.models.family.load_plugins``)."""
     if backend:
         if "keras" in sys.modules:
             import keras
@@ -74,15 +75,18 @@ def prepare(backend=None, verbose=False):
         raise CommandError(_missing_backend(chosen))
     if verbose:
         import kzoo.models  # noqa: F401
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    # (Not kzoo.preprocessing.engine: importing it imports Keras, which
-    # imports TensorFlow, unsilenced, on the TensorFlow backend.)
-    if importlib.util.find_spec("tensorflow") is None:
+    elif importlib.util.find_spec("tensorflow") is None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         _quiet_import("keras", "kzoo.models")
-        return
-    _quiet_import("tensorflow", "tensorflow_text", "keras", "kzoo.models")
-    import absl.logging
+    else:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        # (Not kzoo.preprocessing.engine: importing it imports Keras, which
+        # imports TensorFlow, unsilenced, on the TensorFlow backend.)
+        _quiet_import("tensorflow", "tensorflow_text", "keras", "kzoo.models")
+        import absl.logging
 
-    absl.logging.set_verbosity(absl.logging.ERROR)
-    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+        absl.logging.set_verbosity(absl.logging.ERROR)
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    from kzoo.models.family import load_plugins
+
+    load_plugins()  # the families outside kzoo (KZOO_FAMILIES, entry points)

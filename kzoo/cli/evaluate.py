@@ -56,59 +56,47 @@ def run(args):
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task, saved_task_class
 
-    if os.path.isfile(args.model) or family(args.model) == "word2vec":
+    if os.path.isfile(args.model) or family(args.model).word_vectors is not None:
         return _word_vectors(args)
     cls = saved_task_class(args.model)
     if cls is not None and issubclass(cls, kzoo.models.TextClassifier):
         if not args.data:
             raise CommandError("a classifier is evaluated on --data FILE (labelled).")
-        from kzoo.training import read_labeled_file
-
-        names_path = os.path.join(args.model, "labels.json")
-        names = None
-        if os.path.exists(names_path):
-            import json
-
-            with open(names_path, encoding="utf-8") as f:
-                names = json.load(f)
-        x, y, _ = read_labeled_file(args.data, label_names=names)
-        model = load_task(args.model)
-        result = model.evaluate(x, y, batch_size=args.batch_size, verbose=0,
-                                return_dict=True)
-        print(f"accuracy {result['accuracy']:.4f} on {len(y)} examples "
-              f"(loss {result['loss']:.4f})")
-        return 0
-    lms = (kzoo.models.GPTCausalLM, kzoo.models.ElmoLanguageModel)
-    if cls is not None and issubclass(cls, lms):
+        return _accuracy(load_task(args.model), args)
+    recipe = family(args.model).pretraining
+    if (cls is not None and recipe is not None and recipe.evaluate is not None
+            and issubclass(cls, recipe.task)):
         if not args.corpus:
-            raise CommandError("a language model is evaluated on --corpus FILE...")
-        return _perplexity(load_task(args.model), args)
+            raise CommandError(f"a {cls.__name__} is evaluated on --corpus FILE...")
+        from kzoo.training import read_documents
+
+        print(recipe.evaluate(load_task(args.model), read_documents(args.corpus),
+                              args.batch_size))
+        return 0
+    from kzoo.models.family import families
+
+    corpora = [f.pretraining.task.__name__ for f in families()
+               if f.pretraining and f.pretraining.evaluate]
     raise CommandError(
-        f"kzoo evaluate knows classifiers, GPT and ELMo language models and word "
-        f"vectors; {args.model} holds "
+        f"kzoo evaluate knows classifiers, the language models {', '.join(corpora)} "
+        f"and word vectors; {args.model} holds "
         f"{cls.__name__ if cls else 'no task'}.")
 
 
-def _perplexity(model, args):
-    import kzoo
-    from kzoo.training import read_documents
+def _accuracy(model, args):
+    import json
+    import os
 
-    documents = read_documents(args.corpus)
-    if isinstance(model, kzoo.models.GPTCausalLM):
-        from kzoo.training.gpt_pretraining import perplexity, token_blocks
+    from kzoo.training import read_labeled_file
 
-        length = model.preprocessor.sequence_length
-        blocks, tokens = token_blocks(model.preprocessor.tokenizer,
-                                      ["\n".join(d) for d in documents], length)
-        ppl, loss = perplexity(model, blocks, args.batch_size)
-        print(f"perplexity {ppl:.2f} per BPE token (loss {loss:.4f}; {tokens:,} tokens)")
-        return 0
-    from kzoo.training.elmo_pretraining import sentences_of
-
-    sentences = sentences_of(["\n".join(d) for d in documents],
-                             model.preprocessor.sequence_length - 2)
-    result = model.evaluate(sentences, batch_size=args.batch_size, verbose=0,
+    names_path = os.path.join(args.model, "labels.json")
+    names = None
+    if os.path.exists(names_path):
+        with open(names_path, encoding="utf-8") as f:
+            names = json.load(f)
+    x, y, _ = read_labeled_file(args.data, label_names=names)
+    result = model.evaluate(x, y, batch_size=args.batch_size, verbose=0,
                             return_dict=True)
-    print(f"perplexity forward {result['forward_perplexity']:.2f}, backward "
-          f"{result['backward_perplexity']:.2f} ({len(sentences):,} sentences)")
+    print(f"accuracy {result['accuracy']:.4f} on {len(y)} examples "
+          f"(loss {result['loss']:.4f})")
     return 0

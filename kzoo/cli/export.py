@@ -39,16 +39,14 @@ def run(args):
         raise CommandError(str(error)) from None
     if not os.path.exists(args.model) and os.sep in args.model:
         raise FileNotFoundError(f"the model folder {args.model} does not exist")
-    if family(args.model) == "elmo":
-        embedding = kzoo.models.ElmoEmbedding.from_preset(args.model)
-        kzoo.export.elmo_hub_module(embedding, args.output, version=args.version)
-        kind = "TF-Hub ELMo signatures (default: sentences; tokens: tokens + sequence_len)"
+    record = family(args.model)
+    if record.export is not None:  # what the family serves (ELMo: TF-Hub's module)
+        model = record.export(args.model)
     else:
-        task = load_task(args.model, what="kzoo export")
-        kzoo.export.saved_model(task, args.output, sequence_length=args.sequence_length,
-                                version=args.version)
-        kind = f"{type(task).__name__}, serving_default takes raw strings"
+        model = load_task(args.model, what="kzoo export")
+    kzoo.export.saved_model(model, args.output, sequence_length=args.sequence_length,
+                            version=args.version)
     where = args.output if args.version is None else os.path.join(
         args.output, str(args.version))
-    print(f"exported a SavedModel to {where} ({kind})")
+    print(f"exported the {type(model).__name__} as a SavedModel to {where}")
     return 0

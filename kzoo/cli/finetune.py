@@ -1,4 +1,4 @@
-"""``kzoo finetune``: fine-tune a BERT or GPT preset on a labelled data file."""
+"""``kzoo finetune``: fine-tune a preset's text classifier on a labelled data file."""
 
 import json
 import os
@@ -20,7 +20,8 @@ TASKS = ("classify",)
 
 def add_arguments(parser):
     parser.add_argument("--model", required=True,
-                        help="a BERT or GPT preset: registered name or folder")
+                        help="a preset whose family has a text classifier "
+                             "(BERT, GPT): registered name or folder")
     parser.add_argument("--train", required=True, metavar="FILE")
     parser.add_argument("--validation", default=None, metavar="FILE")
     parser.add_argument("--task", choices=TASKS, default="classify")
@@ -34,18 +35,15 @@ def add_arguments(parser):
 
 def _classifier(preset, num_classes, pairs, sequence_length):
     import kzoo
-    from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family
 
-    classes = {"bert": kzoo.models.BertClassifier, "gpt": kzoo.models.GPTClassifier}
-    name = family(preset)
-    if name not in classes:
-        raise CommandError(f"{preset} is a {name} model; `--task classify` takes a "
-                           "BERT or GPT preset.")
+    # The preset's family's TextClassifier (a ValueError names the families
+    # that have one).
+    cls = family(preset).task(kzoo.models.TextClassifier)
     kwargs = {"num_segments": 2} if pairs else {}
-    return classes[name].from_preset(preset, num_classes=num_classes,
-                                     sequence_length=sequence_length,
-                                     load_task_head=False, **kwargs)
+    return cls.from_preset(preset, num_classes=num_classes,
+                           sequence_length=sequence_length,
+                           load_task_head=False, **kwargs)
 
 
 def run(args):

@@ -1,4 +1,4 @@
-"""``kzoo generate``: continue prompts with a GPT causal LM."""
+"""``kzoo generate``: continue prompts with a causal LM (GPT)."""
 
 HELP = "continue text prompts with a GPT model (greedy, top-k, top-p or beam)"
 EXAMPLES = """
@@ -43,10 +43,11 @@ def run(args):
     import kzoo
     from kzoo.cli.loading import load_task, saved_task_class
 
-    if saved_task_class(args.model) is None:  # a bare backbone: the LM head is tied
-        model = kzoo.models.GPTCausalLM.from_preset(args.model)
+    if saved_task_class(args.model) is None:
+        # A bare backbone (a Hugging Face folder): its family's causal LM.
+        model = kzoo.models.CausalLM.from_preset(args.model)
     else:
-        model = load_task(args.model, (kzoo.models.GPTCausalLM,), "kzoo generate")
+        model = load_task(args.model, (kzoo.models.CausalLM,), "kzoo generate")
     for text in model.generate(args.prompt, max_length=args.max_length,
                                sampler=_sampler(args)):
         print(text)

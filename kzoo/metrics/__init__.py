@@ -1,3 +1,4 @@
-"""Metrics shared by the model families."""
+"""Metrics shared by the model families, and held-out evaluation helpers."""
 
+from kzoo.metrics.evaluation import evaluate_perplexity  # noqa: F401
 from kzoo.metrics.perplexity import Perplexity  # noqa: F401

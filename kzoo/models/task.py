@@ -522,6 +522,11 @@ class Task(keras.Model):
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """Builds backbone, preprocessor and head from a preset.
 
+        Called on a generic task shape (``kzoo.models.TextClassifier``,
+        ``CausalLM``, ``TextEmbedder`` ...), it builds the preset's family's
+        task of that shape (the fine-tuned one the preset holds, when it is
+        one), as keras-hub's base classes do.
+
         Args:
             preset: a registered name, a kzoo preset folder, or a checkpoint
                 folder that a converter reads.
@@ -531,9 +536,18 @@ class Task(keras.Model):
                 ``sequence_length`` for the preprocessor, and ``dtype`` (a
                 dtype policy name such as ``"bfloat16"``, as in keras-hub):
                 the backbone, and the head built on it, in that policy.
+
+        Example:
+        >>> model = kzoo.models.TextClassifier.from_preset(  # doctest: +SKIP
+        ...     "minilm_l6_en_uncased", num_classes=2)
+        >>> type(model).__name__  # doctest: +SKIP
+        'BertClassifier'
         """
+        source = preset_loader.get_source(preset)
+        if cls.backbone_cls is None:
+            cls = _family_task(cls, source, kwargs.get("load_task_head", True))
         return preset_loader.load_task(
-            preset, cls=cls, load_weights=load_weights, **kwargs
+            source, cls=cls, load_weights=load_weights, **kwargs
         )
 
     def save_to_preset(self, preset_dir):
@@ -545,3 +559,16 @@ class Task(keras.Model):
             preprocessor=getattr(self, "preprocessor", None),
             task=self,
         )
+
+
+def _family_task(shape, source, load_task_head):
+    """The task class ``shape.from_preset`` builds for ``source``: the
+    preset's saved task when it is a ``shape``, else its family's."""
+    from kzoo.models.family import family_of_preset
+
+    saved = source.task_config() if load_task_head else None
+    if saved is not None:
+        saved_cls = keras.saving.get_registered_object(saved.get("registered_name"))
+        if isinstance(saved_cls, type) and issubclass(saved_cls, shape):
+            return saved_cls
+    return family_of_preset(source).task(shape)

@@ -10,11 +10,19 @@ import keras
 
 from kzoo.presets import preset_registry, remote
 from kzoo.presets.errors import PresetError
-from kzoo.presets.preset_source import check_class, source_for_file, source_for_folder
+from kzoo.presets.preset_source import (
+    PresetSource,
+    check_class,
+    source_for_file,
+    source_for_folder,
+)
 
 
 def get_source(preset):
-    """The ``PresetSource`` for any accepted preset argument."""
+    """The ``PresetSource`` for any accepted preset argument (a source is
+    returned as it is: resolve a preset once, then pass its source down)."""
+    if isinstance(preset, PresetSource):
+        return preset
     if isinstance(preset, Path):
         preset = str(preset)
     if not isinstance(preset, str) or not preset:
@@ -48,7 +56,8 @@ def _deserialize_class(config, what, path):
     if obj_cls is None:
         raise PresetError(
             f"{path} names the {what} class {name!r}, which is not registered. "
-            "Is `import kzoo` done, and is this kzoo version recent enough?"
+            "Is `import kzoo` done (and, for a family outside kzoo, its module "
+            "imported: KZOO_FAMILIES), and is this kzoo version recent enough?"
         )
     return obj_cls
 
@@ -159,11 +168,11 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, dtype=None,
                     )
             return _restore_task(source, saved_cls, task_config, pre_kwargs,
                                  load_weights, overrides)
-    backbone = load_backbone(preset, cls=cls.backbone_cls,
+    backbone = load_backbone(source, cls=cls.backbone_cls,
                              load_weights=load_weights, **overrides)
     preprocessor = None
     if cls.preprocessor_cls is not None:
-        preprocessor = load_preprocessor(preset, cls=cls.preprocessor_cls, **pre_kwargs)
+        preprocessor = load_preprocessor(source, cls=cls.preprocessor_cls, **pre_kwargs)
     task = cls(backbone=backbone, preprocessor=preprocessor, **task_kwargs)
     if load_weights:
         # A converted checkpoint may hold pretrained heads (BERT's MLM, NSP).
@@ -183,7 +192,7 @@ def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights,
     preprocessor = None
     if config.get("preprocessor") is not None:
         preprocessor = load_preprocessor(
-            str(source.path), cls=task_cls.preprocessor_cls, **pre_kwargs
+            source, cls=task_cls.preprocessor_cls, **pre_kwargs
         )
     config.update(backbone=backbone, preprocessor=preprocessor)
     task = task_cls.from_config(config)

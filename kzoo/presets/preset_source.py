@@ -111,7 +111,8 @@ class KzooPresetSource(PresetSource):
             registered = read_json(config).get("registered_name") or ""
         except (PresetError, AttributeError):
             return False
-        return registered.startswith("kzoo>")
+        # "kzoo>BertBackbone", or a family outside kzoo ("package>Class").
+        return ">" in registered
 
     def _file(self, name, required=True):
         path = self.path / name
@@ -196,7 +197,7 @@ def source_for_folder(path):
     names = ", ".join(c.format_name for c in _CONVERTERS) or "none registered"
     listing = ", ".join(sorted(p.name for p in path.iterdir())[:12])
     raise PresetError(
-        f"{path} is not a kzoo preset folder (no config.json with a "
-        f"'kzoo>' registered_name) nor a format a converter reads "
+        f"{path} is not a kzoo preset folder (no config.json with a Keras "
+        f"registered_name such as 'kzoo>BertBackbone') nor a format a converter reads "
         f"(converters: {names}). It contains: {listing or 'nothing'}."
     )

@@ -1,10 +1,12 @@
-"""Training recipes shared by the ``kzoo`` command and ``examples/``.
+"""What every family's training shares, for the ``kzoo`` command and ``examples/``.
 
 ``resumable_fit`` (epoch checkpoints, curves, TensorBoard; a killed run
-continues where it stopped), the data files the command reads
-(``read_documents``, ``read_labeled_file``), and the pretraining setups of
-each family (``gpt_pretraining``, ``bert_pretraining``, ``elmo_pretraining``).
+continues where it stopped), ``shuffled_epoch`` (an epoch's batches in an
+order set by the seed and the epoch) and the data files the command reads
+(``read_documents``, ``read_labeled_file``). Each family's pretraining
+recipe lives in its own folder (``kzoo.models.gpt.gpt_pretraining`` ...).
 """
 
+from kzoo.preprocessing.batches import shuffled_epoch  # noqa: F401
 from kzoo.training.data_files import read_documents, read_labeled_file  # noqa: F401
-from kzoo.training.resumable_fit import resumable_fit, shuffled_epoch  # noqa: F401
+from kzoo.training.resumable_fit import resumable_fit  # noqa: F401

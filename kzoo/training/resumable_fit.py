@@ -4,48 +4,8 @@ import importlib.util
 import os
 
 import keras
-import numpy as np
 
 from kzoo.callbacks import EpochCheckpoint, TrainingCurves
-from kzoo.preprocessing.batches import RawBatches
-from kzoo.preprocessing.engine import engine, tf
-
-
-def shuffled_epoch(data, epoch, batch_size, seed=0):
-    """``data`` (arrays, lists or a dict / tuple of them) in the order of
-    ``epoch``, batched: a ``tf.data.Dataset`` (the TensorFlow preprocessing
-    engine) or a ``kzoo.preprocessing.batches.RawBatches`` (the Python
-    engine); a task's ``fit`` takes either.
-
-    The order depends only on ``(seed, epoch)``, not on how many epochs ran
-    before in this process, so a resumed run sees each epoch's batches
-    exactly as an uninterrupted one would.
-
-    Example:
-    >>> ds = kzoo.training.shuffled_epoch(np.arange(6), epoch=1, batch_size=3)
-    >>> sorted(int(v) for batch in ds for v in np.asarray(batch))
-    [0, 1, 2, 3, 4, 5]
-    """
-    arrays = _arrays(data)
-    size = len(keras.tree.flatten(arrays)[0])
-    order = np.random.default_rng([seed, epoch]).permutation(size)
-    taken = keras.tree.map_structure(lambda v: v[order], arrays)
-    if engine() == "python":
-        return RawBatches(keras.tree.map_structure(_as_list, taken), batch_size)
-    return tf.data.Dataset.from_tensor_slices(taken).batch(batch_size)
-
-
-def _as_list(array):
-    return array.tolist() if array.dtype.kind in "USO" else array
-
-
-def _arrays(data):
-    """Tuples and dicts are structure; anything else (a list of texts) is data."""
-    if isinstance(data, dict):
-        return {key: _arrays(value) for key, value in data.items()}
-    if isinstance(data, tuple):
-        return tuple(_arrays(value) for value in data)
-    return np.asarray(data)
 
 
 def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,

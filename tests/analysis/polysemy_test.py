@@ -5,7 +5,7 @@ import pytest
 
 from kzoo import cli
 from kzoo.analysis import run_polysemy_evaluation
-from kzoo.analysis.elmo_word_in_context import ElmoWordInContext
+from kzoo.models.elmo.elmo_word_in_context import ElmoWordInContext
 from kzoo.analysis.static_word_in_context import StaticWordInContext
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.word2vec.word_vectors import WordVectors

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kzoo.analysis import word_in_context
-from kzoo.analysis.elmo_word_in_context import ElmoWordInContext
+from kzoo.models.elmo.elmo_word_in_context import ElmoWordInContext
 from kzoo.analysis.static_word_in_context import StaticWordInContext
 from kzoo.analysis.word_in_context import WordInContext, cosine
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone

@@ -116,3 +116,17 @@ class ElmoEmbedder:
             if not batch:
                 return
             yield from self.embed_batch(batch, mixed=mixed)
+
+
+def sentence_vectors(preset, texts, batch_size=32, sequence_length=None):
+    """``kzoo embed``'s ELMo vectors: per text (split on whitespace), the
+    mean over words of the mean of its layers. ``sequence_length`` is
+    unused (ELMo takes any length).
+
+    Returns:
+        float array ``[len(texts), 2 * projection_dim]``.
+    """
+    embedder = ElmoEmbedder.from_preset(preset)
+    tokens = [text.split() for text in texts]
+    return np.stack([vectors.mean(axis=(0, 1)) for vectors in
+                     embedder.embed_sentences(tokens, batch_size=batch_size)])

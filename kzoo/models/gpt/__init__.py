@@ -1,9 +1,39 @@
 """GPT: decoder backbone, tokenizer, causal LM, GPT-1-style fine-tuning, converter."""
 
-from kzoo.models.gpt.fine_tuning_tokens import add_fine_tuning_tokens  # noqa: F401
+from kzoo.models.family import Family, Pretraining, register_family
+from kzoo.models.gpt import gpt_pretraining
+from kzoo.models.gpt.fine_tuning_tokens import add_fine_tuning_tokens
+from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
+from kzoo.models.gpt.gpt_backbone import GPTBackbone
+from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
+from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor
+from kzoo.models.gpt.gpt_classifier import GPTClassifier
+from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
 from kzoo.models.gpt.gpt_converter import HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource
+from kzoo.models.gpt.gpt_multiple_choice import GPTMultipleChoice
+from kzoo.models.gpt.gpt_multiple_choice_preprocessor import GPTMultipleChoicePreprocessor
+from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.presets.preset_source import register_converter
+
+__all__ = ["GPT1Tokenizer", "GPTBackbone", "GPTCausalLM", "GPTCausalLMPreprocessor",
+           "GPTClassifier", "GPTClassifierPreprocessor", "GPTMultipleChoice",
+           "GPTMultipleChoicePreprocessor", "GPTTokenizer", "add_fine_tuning_tokens"]
 
 # Foreign checkpoint formats that from_preset reads.
 register_converter(HuggingFaceGPT2Source)
 register_converter(HuggingFaceOpenAIGPTSource)
+
+register_family(Family(
+    name="gpt",
+    title="GPT",
+    backbones=(GPTBackbone,),
+    converters=(HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource),
+    tasks=(GPTCausalLM, GPTClassifier, GPTMultipleChoice),
+    classes=(GPTTokenizer, GPT1Tokenizer),
+    pretraining=Pretraining(
+        build=gpt_pretraining.pretrain,
+        defaults=gpt_pretraining.DEFAULTS,
+        evaluate=gpt_pretraining.evaluate,
+        task=GPTCausalLM,
+        example="kzoo pretrain gpt --corpus books.txt --output runs/gpt --epochs 3"),
+))

@@ -16,7 +16,7 @@ from kzoo.models.word2vec.word2vec_preprocessor import _python_engine
 from kzoo.models.word2vec.word2vec_progress import EpochsProgbar
 from kzoo.models.word2vec.word2vec_progress import Word2VecProgress
 from kzoo.models.word2vec.word_vectors import WordVectors
-from kzoo.training import sparse_rows
+from kzoo.ops import sparse_rows
 
 #: the most corpus words whose token ids `fit(cache_tokens="auto")` keeps
 _CACHE_WORDS = 50_000_000
@@ -41,7 +41,7 @@ class Word2VecTask(Task):
     With that default compile, each training step is word2vec's sparse
     update rather than Keras' dense one: it gathers the rows of the two
     tables that the batch touches, computes their gradients in closed form
-    and adds them back (`kzoo.training.sparse_rows`), in micro-batches of
+    and adds them back (`kzoo.ops.sparse_rows`), in micro-batches of
     `update_size` examples applied one after another, as word2vec.c and
     gensim apply theirs. The dense gradient of both `[vocabulary, dim]`
     tables is never built. With `update_size` at least the batch size,

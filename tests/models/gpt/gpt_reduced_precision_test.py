@@ -12,7 +12,7 @@ import pytest
 
 import kzoo
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
-from kzoo.training.gpt_pretraining import perplexity, token_blocks
+from kzoo.models.gpt.gpt_pretraining import perplexity, token_blocks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))

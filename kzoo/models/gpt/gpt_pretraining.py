@@ -1,9 +1,8 @@
 """GPT pretraining: a byte-level BPE, token blocks, a small GPT-2 to train.
 
-Used by ``kzoo pretrain gpt`` and ``examples/pretrain_gpt.py``.
+The recipe of ``kzoo pretrain gpt`` (``pretrain``, ``evaluate``) and
+``examples/pretrain_gpt.py``.
 """
-
-import math
 
 import keras
 import numpy as np
@@ -12,7 +11,14 @@ from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_causal_lm import GPTCausalLM
 from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
+from kzoo.metrics import evaluate_perplexity
+from kzoo.preprocessing.batches import shuffled_epoch
 from kzoo.tokenizers import compute_byte_pair_merges
+
+#: ``kzoo pretrain gpt``'s sizes where the command line gives none
+DEFAULTS = {"batch_size": 16, "learning_rate": 1e-3, "vocabulary_size": 4096,
+            "sequence_length": 128, "hidden_dim": 128, "num_layers": 4,
+            "num_heads": 4}
 
 
 def train_tokenizer(articles, vocabulary_size):
@@ -55,9 +61,7 @@ def as_inputs(blocks):
 def perplexity(model, blocks, batch_size=64):
     """``(perplexity, loss)`` of the model on token blocks."""
     x, y = as_inputs(blocks)
-    loss = model.evaluate(x, y, batch_size=batch_size, verbose=0,
-                          return_dict=True)["loss"]
-    return math.exp(loss), loss
+    return evaluate_perplexity(model, x, y, batch_size=batch_size)
 
 
 def build_causal_lm(tokenizer, sequence_length, num_layers=4, hidden_dim=128,
@@ -76,3 +80,32 @@ def build_causal_lm(tokenizer, sequence_length, num_layers=4, hidden_dim=128,
     model.compile(optimizer=keras.optimizers.AdamW(schedule, weight_decay=0.01,
                                                    clipnorm=1.0))
     return model
+
+
+def pretrain(documents, options):
+    """``kzoo pretrain gpt``: a BPE learned from the documents, a causal
+    LM on token blocks of ``options.sequence_length``, each epoch's blocks
+    shuffled by ``(options.seed, epoch)``. Returns the model and
+    ``resumable_fit``'s data arguments."""
+    articles = ["\n".join(document) for document in documents]
+    tokenizer = train_tokenizer(articles, options.vocabulary_size)
+    blocks, tokens = token_blocks(tokenizer, articles, options.sequence_length)
+    model = build_causal_lm(
+        tokenizer, options.sequence_length, num_layers=options.num_layers,
+        hidden_dim=options.hidden_dim, num_heads=options.num_heads,
+        dropout=options.dropout, learning_rate=options.learning_rate)
+    print(f"GPT: {tokenizer.vocabulary_size():,} BPE tokens; {tokens:,} training "
+          f"tokens in {len(blocks):,} blocks of {options.sequence_length}")
+    data = as_inputs(blocks)
+    return model, {"data_for_epoch": lambda epoch: shuffled_epoch(
+        data, epoch, options.batch_size, options.seed)}
+
+
+def evaluate(model, documents, batch_size):
+    """Held-out perplexity per BPE token of a ``GPTCausalLM`` on documents
+    cut into its sequence length's blocks (``kzoo evaluate --corpus``)."""
+    length = model.preprocessor.sequence_length
+    blocks, tokens = token_blocks(model.preprocessor.tokenizer,
+                                  ["\n".join(d) for d in documents], length)
+    ppl, loss = perplexity(model, blocks, batch_size)
+    return f"perplexity {ppl:.2f} per BPE token (loss {loss:.4f}; {tokens:,} tokens)"

@@ -1,16 +1,23 @@
 """BERT pretraining (masked LM + next sentence): a WordPiece vocabulary and
 a small BERT, from documents of sentences.
 
-Used by ``kzoo pretrain bert`` and ``examples/pretrain_bert.py``.
+The recipe of ``kzoo pretrain bert`` (``pretrain``) and
+``examples/pretrain_bert.py``.
 """
 
 import keras
+import numpy as np
 
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_pretrainer import BertPretrainer
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.tokenizers import compute_word_piece_vocabulary
+
+#: ``kzoo pretrain bert``'s sizes where the command line gives none
+DEFAULTS = {"batch_size": 32, "learning_rate": 1e-3, "vocabulary_size": 3000,
+            "sequence_length": 64, "hidden_dim": 64, "num_layers": 2,
+            "num_heads": 2}
 
 
 def split_sentences(text):
@@ -41,3 +48,31 @@ def build_pretrainer(tokenizer, sequence_length, num_layers=2, num_heads=2,
     model = BertPretrainer(backbone, preprocessor=preprocessor)
     model.compile(optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0))
     return model
+
+
+def pretrain(documents, options):
+    """``kzoo pretrain bert``: the documents' lines split into sentences, a
+    WordPiece vocabulary learned from them, masked LM + next sentence on
+    pairs the preprocessor draws; each epoch's document order set by
+    ``(options.seed, epoch)``. Returns the model and ``resumable_fit``'s
+    data arguments."""
+    documents = [[s for line in d for s in split_sentences(line)] for d in documents]
+    documents = [d for d in documents if len(d) > 1]
+    if not documents:
+        raise ValueError("BERT's next-sentence task needs documents of two or more "
+                         "sentences; the corpus has none.")
+    tokenizer = train_tokenizer(documents, options.vocabulary_size)
+    model = build_pretrainer(
+        tokenizer, options.sequence_length, num_layers=options.num_layers,
+        num_heads=options.num_heads, hidden_dim=options.hidden_dim,
+        dropout=options.dropout, learning_rate=options.learning_rate,
+        seed=options.seed)
+    print(f"BERT: {tokenizer.vocabulary_size():,} word pieces; {len(documents):,} "
+          f"documents, {sum(len(d) for d in documents):,} sentences")
+
+    def data_for_epoch(epoch):
+        order = np.random.default_rng([options.seed, epoch]).permutation(len(documents))
+        return model.preprocessor.dataset_from_documents(
+            [documents[i] for i in order], batch_size=options.batch_size, shuffle=False)
+
+    return model, {"data_for_epoch": data_for_epoch}

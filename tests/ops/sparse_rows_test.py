@@ -1,4 +1,4 @@
-"""`kzoo.training.sparse_rows`: the allocator setting of the PyTorch step."""
+"""`kzoo.ops.sparse_rows`: the allocator setting of the PyTorch step."""
 
 import platform
 import resource
@@ -6,7 +6,7 @@ import resource
 import keras
 import pytest
 
-from kzoo.training import sparse_rows
+from kzoo.ops import sparse_rows
 
 
 @pytest.mark.skipif(keras.backend.backend() != "torch",

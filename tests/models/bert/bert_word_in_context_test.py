@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from kzoo.analysis import load_word_in_context, pair_cosines, word_in_context
-from kzoo.analysis.bert_word_in_context import BertWordInContext
+from kzoo.models.bert.bert_word_in_context import BertWordInContext
 from kzoo.analysis.targets import find_word
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer

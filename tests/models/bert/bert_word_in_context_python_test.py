@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kzoo.analysis.bert_word_in_context import BertWordInContext
+from kzoo.models.bert.bert_word_in_context import BertWordInContext
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.preprocessing.engine import engine_scope
@@ -94,7 +94,7 @@ def test_vectors_without_tensorflow(tmp_path):
     np.save(tmp_path / "expected.npy", expected)
     check_without_tensorflow(f"""
         import numpy as np
-        from kzoo.analysis.bert_word_in_context import BertWordInContext
+        from kzoo.models.bert.bert_word_in_context import BertWordInContext
         from kzoo.models.bert.bert_backbone import BertBackbone
         from kzoo.models.bert.bert_tokenizer import BertTokenizer
 
