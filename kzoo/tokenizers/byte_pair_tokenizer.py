@@ -8,20 +8,9 @@ import re
 
 import numpy as np
 
-from kzoo.preprocessing.engine import (
-    engine,
-    in_tensorflow_graph,
-    is_tensorflow_value,
-    tf,
-    tf_text,
-)
+from kzoo.preprocessing.engine import tf, tf_text
 from kzoo.api_export import kzoo_export
-from kzoo.preprocessing.preprocessing_layer import (
-    check_type,
-    preprocessing_function,
-    to_python,
-    to_tf,
-)
+from kzoo.preprocessing.preprocessing_layer import check_type, preprocessing_function
 from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8, write_lines
 
 VOCABULARY_FILE = "vocabulary.json"
@@ -217,26 +206,6 @@ def python_texts(inputs):
     raise TypeError(f"`inputs` must be strings, got {type(inputs).__name__}.")
 
 
-def python_ids_rank(inputs):
-    """``(rows, rank)`` of ids in the Python engine's form (a 1-D or 2-D
-    array, or a list of 1-D arrays for ragged rows): 1-D input is one row."""
-    if isinstance(inputs, np.ndarray):
-        if inputs.ndim == 1:
-            return [inputs], 1
-        if inputs.ndim == 2:
-            return list(inputs), 2
-        raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                         f"shape {inputs.shape}.")
-    if isinstance(inputs, (list, tuple)):
-        if not inputs:
-            return [np.zeros([0], np.int64)], 1
-        rows = [np.asarray(row) for row in inputs]
-        if any(row.ndim != 1 for row in rows):
-            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids.")
-        return rows, 2
-    raise TypeError(f"`inputs` must be token ids, got {type(inputs).__name__}.")
-
-
 def _static_table(keys, values, default, dtype="string"):
     return tf.lookup.StaticHashTable(
         tf.lookup.KeyValueTensorInitializer(
@@ -254,7 +223,8 @@ class BytePairTokenizer(Tokenizer):
     (``bytes_to_unicode``), and the pairs of adjacent symbols are merged in
     the order of ``merges`` until none applies. Every string is encoded
     (there is no unknown token) and ``detokenize`` gives back its exact
-    bytes. The ids match Hugging Face's ``GPT2Tokenizer`` and OpenAI's
+    bytes (decoded as UTF-8 when returned eagerly, U+FFFD replacing what is
+    not valid UTF-8). The ids match Hugging Face's ``GPT2Tokenizer`` and OpenAI's
     ``encoder.py``. TensorFlow ops run inside ``tf.data`` and eagerly on
     the TensorFlow engine (the merge loop is compiled in a ``tf.function``,
     once per tokenizer; each distinct word of a batch is merged once); the
@@ -306,6 +276,8 @@ class BytePairTokenizer(Tokenizer):
     """
 
     asset_files = (VOCABULARY_FILE, MERGES_FILE)
+    vocabulary_hint = ("pass `vocabulary=` and `merges=`, or call "
+                       "`set_vocabulary_and_merges()` / `load_assets()`")
 
     def __init__(
         self,
@@ -387,29 +359,13 @@ class BytePairTokenizer(Tokenizer):
                 raise ValueError(f"`unsplittable_tokens` holds {token!r}, which "
                                  "is not in `vocabulary`.")
 
-    def _check_vocabulary(self):
-        if self.vocabulary is None:
-            raise ValueError(
-                "No vocabulary is set on this BytePairTokenizer: pass "
-                "`vocabulary=` and `merges=`, or call "
-                "`set_vocabulary_and_merges()` / `load_assets()`.")
-
-    def get_vocabulary(self):
-        """The vocabulary, a list of str in id order."""
+    def _id_tokens(self):
         self._check_vocabulary()
-        return list(self._tokens)
+        return self._tokens
 
-    def id_to_token(self, id):
+    def _token_ids(self):
         self._check_vocabulary()
-        if not 0 <= int(id) < len(self._tokens):
-            raise ValueError(f"`id` must be in [0, {len(self._tokens)}), got {id}.")
-        return self._tokens[int(id)]
-
-    def token_to_id(self, token):
-        self._check_vocabulary()
-        if token not in self.vocabulary:
-            raise KeyError(f"Token {token!r} is not in the vocabulary.")
-        return self.vocabulary[token]
+        return self.vocabulary
 
     def set_vocabulary(self, vocabulary):
         """Sets the vocabulary, keeping the merges (use set_vocabulary_and_merges)."""
@@ -520,51 +476,15 @@ class BytePairTokenizer(Tokenizer):
     @preprocessing_function
     def tokenize(self, inputs):
         """Strings to token ids (see the class docstring for shapes)."""
-        self._check_vocabulary()
-        if inputs.dtype != tf.string:
-            raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
-                            "tensor.")
-        rank = inputs.shape.rank
-        if rank is None or rank > 1:
-            raise ValueError("`inputs` must be a string or a 1-D batch of strings, "
-                             f"got shape {inputs.shape}.")
+        rank = self._check_text(inputs)
         ids = self._tokenize_flat(tf.reshape(inputs, [-1]))
         ids = self._pad_to_sequence_length(tf.cast(ids, self.compute_dtype), 0)
         return ids[0] if rank == 0 else ids
 
-    def detokenize(self, inputs):
-        """Token ids to strings: the exact bytes the ids encode (decoded as
-        UTF-8, U+FFFD replacing what is not valid UTF-8, when returned
-        eagerly)."""
-        # The layer reads Python lists as strings (its input dtype): ids here.
-        # One sequence is detokenized as a batch of one (the eager conversion
-        # handles 1-D string tensors, not scalars).
-        if (engine() == "python" and not is_tensorflow_value(inputs)
-                and not in_tensorflow_graph()):
-            inputs = to_python(inputs)  # once: nested lists are slow to walk
-            rows, rank = python_ids_rank(inputs)
-            return self._detokenize(rows)[0] if rank == 1 else self._detokenize(inputs)
-        inputs = to_tf(inputs, tf.int32)
-        if inputs.shape.rank == 1:
-            return self._detokenize(inputs[None])[0]
-        return self._detokenize(inputs)
-
     @preprocessing_function
     def _detokenize(self, inputs):
-        self._check_vocabulary()
+        ids = self._checked_ids(inputs)
         tables = self._tables()
-        ids = tf.cast(inputs, tf.int64)
-        size = len(self.vocabulary)
-        flat = ids.flat_values if isinstance(ids, tf.RaggedTensor) else ids
-        with tf.control_dependencies([
-            tf.debugging.assert_non_negative(flat, message="`inputs` has negative ids"),
-            tf.debugging.assert_less(flat, tf.constant(size, tf.int64), message=(
-                f"`inputs` has ids >= the vocabulary size {size}")),
-        ]):
-            ids = tf.identity(ids)
-        if ids.shape.rank != 2:
-            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                             f"shape {ids.shape}.")
         text = tf.strings.reduce_join(tf.gather(tables["tokens"], ids), axis=-1)
         chars = tf.strings.unicode_split(text, "UTF-8")
         data = tables["symbol_to_byte"].lookup(chars.flat_values)
@@ -672,23 +592,10 @@ class BytePairTokenizer(Tokenizer):
         return rows[0] if scalar else rows
 
     def python_detokenize(self, inputs):
-        self._check_vocabulary()
-        rows, rank = python_ids_rank(inputs)
-        if rank != 2:
-            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                             f"shape {np.shape(inputs)}.")
+        rows = self._python_checked_ids(inputs)
         id_bytes = self._python_state()["id_bytes"]
-        size = len(id_bytes)
-        texts = []
-        for row in rows:
-            row = row.tolist()
-            if row and min(row) < 0:
-                raise ValueError("`inputs` has negative ids.")
-            if row and max(row) >= size:
-                raise ValueError(f"`inputs` has ids >= the vocabulary size {size}.")
-            texts.append(b"".join([id_bytes[i] for i in row]).decode(
-                "utf-8", errors="replace"))
-        return texts
+        return [b"".join([id_bytes[i] for i in row.tolist()]).decode(
+            "utf-8", errors="replace") for row in rows]
 
     def get_config(self):
         config = super().get_config()

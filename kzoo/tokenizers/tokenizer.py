@@ -2,6 +2,7 @@
 
 import os
 
+import numpy as np
 
 from kzoo.preprocessing.engine import tf
 from kzoo.preprocessing.preprocessing_layer import (
@@ -9,7 +10,10 @@ from kzoo.preprocessing.preprocessing_layer import (
     check_type,
     pad_rows,
     preprocessing_function,
+    to_python,
+    to_tf,
     to_valid_utf8,  # noqa: F401 (re-exported for tokenizers)
+    use_python,
 )
 from kzoo.presets import preset_loader, preset_saver
 
@@ -28,11 +32,59 @@ def write_lines(path, lines):
             f.write(f"{line}\n")
 
 
+def _ids_rank_error(got):
+    return ValueError("`inputs` must be one sequence of token ids or a batch of "
+                      f"them (rank 1 or 2), got {got}.")
+
+
+def _ids_dtype_error(dtype):
+    return TypeError(f"`inputs` must be integer token ids, got dtype {dtype}.")
+
+
+# The range errors' text, without a final period (TensorFlow's assertions
+# append one).
+def _negative_ids(size):
+    return (f"`inputs` has negative ids: token ids must be in [0, {size}); "
+            "drop or replace fill values such as -1 first")
+
+
+def _ids_too_large(size):
+    return (f"`inputs` has ids >= the vocabulary size {size}: token ids must be "
+            f"in [0, {size}) (were they made with another vocabulary?)")
+
+
+def python_ids_rank(inputs):
+    """``(rows, rank)`` of ids in the Python engine's form (a 1-D or 2-D
+    array, or a list of 1-D arrays for ragged rows): 1-D input is one row,
+    and so is an empty list."""
+    if isinstance(inputs, np.ndarray):
+        if inputs.ndim == 1:
+            return [inputs], 1
+        if inputs.ndim == 2:
+            return list(inputs), 2
+        raise _ids_rank_error(f"shape {inputs.shape}")
+    if isinstance(inputs, (list, tuple)):
+        if not inputs:
+            return [np.zeros([0], np.int64)], 1
+        rows = [np.asarray(row) for row in inputs]
+        for row in rows:
+            if row.ndim != 1:
+                raise _ids_rank_error(f"a row of shape {row.shape}")
+        return rows, 2
+    raise TypeError(f"`inputs` must be token ids, got {type(inputs).__name__}.")
+
+
 class Tokenizer(PreprocessingLayer):
     """Strings to token ids and back; the base of every kzoo tokenizer.
 
-    Subclasses implement ``tokenize`` and ``detokenize`` with TF ops and the
-    vocabulary accessors; the base class supplies eager/``tf.data`` handling
+    Subclasses implement ``tokenize`` and ``_detokenize`` (a batch of ids to
+    strings) with TF ops, their Python engine's ``python_tokenize`` and
+    ``python_detokenize``, and ``set_vocabulary``, and keep the vocabulary in
+    ``vocabulary`` (None until set; the tokens in id order, or a subclass
+    overrides ``_id_tokens`` and ``_token_ids``). The base class supplies
+    the vocabulary accessors, ``detokenize`` for one sequence or a batch,
+    the input checks both engines share (``_check_text``,
+    ``_checked_ids``, ``_python_checked_ids``), eager/``tf.data`` handling
     (see ``kzoo.preprocessing.preprocessing_layer``), vocabulary assets for
     ``.keras`` files and presets, and ``from_preset``.
 
@@ -44,6 +96,8 @@ class Tokenizer(PreprocessingLayer):
     input_dtype = "string"
     #: asset files written by save_assets, read by load_assets
     asset_files = (VOCABULARY_FILE,)
+    #: how to give the tokenizer a vocabulary, for the error when it has none
+    vocabulary_hint = "pass `vocabulary=` or call `set_vocabulary()` / `load_assets()`"
 
     def __init__(self, sequence_length=None, dtype="int32", **kwargs):
         if sequence_length is not None:
@@ -55,10 +109,7 @@ class Tokenizer(PreprocessingLayer):
     def tokenize(self, inputs):
         raise NotImplementedError
 
-    def detokenize(self, inputs):
-        raise NotImplementedError
-
-    def get_vocabulary(self):
+    def _detokenize(self, inputs):
         raise NotImplementedError
 
     def set_vocabulary(self, vocabulary):
@@ -72,26 +123,114 @@ class Tokenizer(PreprocessingLayer):
     def python_call(self, inputs):
         return self.tokenize(inputs)
 
-    def vocabulary_size(self):
-        return len(self.get_vocabulary())
+    def detokenize(self, inputs):
+        """Token ids to text: one sequence (1-D) gives a string, a batch
+        (2-D, dense or ragged) a list of strings. Ids must be integers in
+        ``[0, vocabulary_size())``; what text they give is the class's (see
+        its docstring)."""
+        if use_python((inputs,)):
+            inputs = to_python(inputs)  # once: nested lists are slow to walk
+            rows, rank = python_ids_rank(inputs)
+            return self._detokenize(rows)[0] if rank == 1 else self._detokenize(inputs)
+        # The layer reads Python lists as strings (its input dtype): ids here.
+        # One sequence is detokenized as a batch of one (the eager conversion
+        # handles 1-D string tensors, not scalars).
+        inputs = to_tf(inputs, tf.int32)
+        if inputs.shape.rank == 1:
+            return self._detokenize(inputs[None])[0]
+        return self._detokenize(inputs)
 
-    def id_to_token(self, id):
-        vocabulary = self.get_vocabulary()
-        if not 0 <= int(id) < len(vocabulary):
-            raise ValueError(
-                f"`id` must be in [0, {len(vocabulary)}), got {id}."
-            )
-        return vocabulary[int(id)]
+    # --- vocabulary ---
+    def _check_vocabulary(self):
+        if self.vocabulary is None:
+            raise ValueError(f"No vocabulary is set on this {type(self).__name__}: "
+                             f"{self.vocabulary_hint}.")
 
-    def token_to_id(self, token):
+    def _id_tokens(self):
+        """The tokens in id order, not copied."""
+        self._check_vocabulary()
+        return self.vocabulary
+
+    def _token_ids(self):
+        """The token → id dict, built once per vocabulary."""
         index = getattr(self, "_token_index", None)
         if index is None or len(index) != self.vocabulary_size():
-            index = {t: i for i, t in enumerate(self.get_vocabulary())}
+            index = {t: i for i, t in enumerate(self._id_tokens())}
             # Plain attribute: Keras' tracking would wrap and copy the dict.
             object.__setattr__(self, "_token_index", index)
+        return index
+
+    def get_vocabulary(self):
+        """The vocabulary, a list of str in id order."""
+        return list(self._id_tokens())
+
+    def vocabulary_size(self):
+        return len(self._id_tokens())
+
+    def id_to_token(self, id):
+        tokens = self._id_tokens()
+        if not 0 <= int(id) < len(tokens):
+            raise ValueError(f"`id` must be in [0, {len(tokens)}), got {id}.")
+        return tokens[int(id)]
+
+    def token_to_id(self, token):
+        index = self._token_ids()
         if token not in index:
             raise KeyError(f"Token {token!r} is not in the vocabulary.")
         return index[token]
+
+    # --- input checks ---
+    def _check_text(self, inputs):
+        """The rank (0 or 1) of a TensorFlow text input: a string or a 1-D
+        batch of them; an error for other dtypes and ranks, or without a
+        vocabulary."""
+        self._check_vocabulary()
+        if inputs.dtype != tf.string:
+            raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
+                            "tensor.")
+        rank = inputs.shape.rank
+        if rank is None or rank > 1:
+            raise ValueError("`inputs` must be a string or a 1-D batch of strings, "
+                             f"got shape {inputs.shape}.")
+        return rank
+
+    def _checked_ids(self, inputs):
+        """A TensorFlow batch of ids (``[batch, length]``, dense or ragged)
+        as int64, checked to lie in ``[0, vocabulary_size())`` when it runs
+        (an ``InvalidArgumentError`` otherwise)."""
+        self._check_vocabulary()
+        if not inputs.dtype.is_integer:
+            raise _ids_dtype_error(inputs.dtype.name)
+        ids = tf.cast(inputs, tf.int64)
+        if ids.shape.rank != 2:
+            raise _ids_rank_error(f"shape {ids.shape}")
+        size = self.vocabulary_size()
+        flat = ids.flat_values if isinstance(ids, tf.RaggedTensor) else ids
+        with tf.control_dependencies([
+            tf.debugging.assert_non_negative(flat, message=_negative_ids(size)),
+            tf.debugging.assert_less(flat, tf.constant(size, tf.int64),
+                                     message=_ids_too_large(size)),
+        ]):
+            return tf.identity(ids)
+
+    def _python_checked_ids(self, inputs):
+        """The Python engine's ``_checked_ids``: a batch of ids (a 2-D array,
+        or a list of 1-D arrays) as its rows, 1-D integer arrays with every
+        id in ``[0, vocabulary_size())``."""
+        self._check_vocabulary()
+        rows, rank = python_ids_rank(inputs)
+        if rank != 2:
+            raise _ids_rank_error(f"shape {np.shape(inputs)}")
+        for row in rows:
+            if row.size and row.dtype.kind not in "iu":
+                raise _ids_dtype_error(row.dtype.name)
+        flat = np.concatenate(rows) if rows else np.zeros([0], np.int64)
+        size = self.vocabulary_size()
+        if flat.size and flat.min() < 0:
+            raise ValueError(_negative_ids(size) + ".")
+        if flat.size and flat.max() >= size:
+            raise ValueError(_ids_too_large(size) + ".")
+        return rows
 
     def _pad_to_sequence_length(self, ids, pad_id):
         if self.sequence_length is None or not isinstance(ids, tf.RaggedTensor):

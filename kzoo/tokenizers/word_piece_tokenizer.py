@@ -13,8 +13,6 @@ from kzoo.preprocessing.preprocessing_layer import (
     check_type,
     preprocessing_function,
     to_python,
-    to_tf,
-    use_python,
 )
 from kzoo.tokenizers import word_piece_unicode
 from kzoo.tokenizers.tokenizer import Tokenizer, read_lines, to_valid_utf8
@@ -322,7 +320,10 @@ class WordPieceTokenizer(Tokenizer):
     ``oov_token``. The ids match Hugging Face's ``BertTokenizer`` (the
     ``tokenizers``-backed one; the legacy Python tokenizer also applies NFC
     and a Greek final-sigma rule). Invalid UTF-8 is replaced by U+FFFD,
-    which BERT deletes.
+    which BERT deletes. ``detokenize`` joins the tokens with spaces and glues
+    the ``##`` pieces, dropping padding ids: like BERT's
+    ``convert_tokens_to_string``, the result is the normalized text with a
+    space between words (``"The fox!"`` → ``"the fox !"``).
 
     Two implementations give the same ids and offsets (see
     ``kzoo.preprocessing.engine``): TensorFlow and tensorflow-text ops, which
@@ -474,22 +475,8 @@ class WordPieceTokenizer(Tokenizer):
                 self._vocabulary_tensor = tf.constant(self.vocabulary)
         return self._word_piece, self._vocabulary_tensor
 
-    def get_vocabulary(self):
-        """The vocabulary, a list of str in id order."""
-        self._check_vocabulary()
-        return list(self.vocabulary)
-
-    def _check_vocabulary(self):
-        if self.vocabulary is None:
-            raise ValueError(
-                "No vocabulary is set on this WordPieceTokenizer: pass "
-                "`vocabulary=` or call `set_vocabulary()` / `load_assets()`.")
-
     def _id_of(self, token):
-        self._check_vocabulary()
-        if self._token_index is None:
-            self._token_index = {t: i for i, t in enumerate(self.vocabulary)}
-        return self._token_index.get(token)
+        return self._token_ids().get(token)
 
     @property
     def pad_token_id(self):
@@ -609,14 +596,7 @@ class WordPieceTokenizer(Tokenizer):
                 for k, v in outputs.items()}
 
     def _tokenize_all(self, inputs, offsets=True):
-        self._check_vocabulary()
-        if inputs.dtype != tf.string:
-            raise TypeError(f"`inputs` must be strings, got a {inputs.dtype.name} "
-                            "tensor.")
-        rank = inputs.shape.rank
-        if rank is None or rank > 1:
-            raise ValueError("`inputs` must be a string or a 1-D batch of strings, "
-                             f"got shape {inputs.shape}.")
+        rank = self._check_text(inputs)
         flat = tf.reshape(inputs, [-1])
         if offsets:
             outputs = self._tokenize_flat(flat)
@@ -650,43 +630,9 @@ class WordPieceTokenizer(Tokenizer):
         del source  # TensorFlow keeps the original bytes itself
         return self._tokenize_all(inputs)
 
-    def detokenize(self, inputs):
-        """Token ids to strings: tokens joined by spaces, ``##`` pieces glued.
-
-        Padding ids are dropped. Like BERT's ``convert_tokens_to_string``, the
-        result is the normalized text with a space between words
-        (``"The fox!"`` → ``"the fox !"``).
-        """
-        if use_python((inputs,)):
-            rows = to_python(inputs)
-            if isinstance(rows, np.ndarray) and rows.ndim == 1 or (
-                    isinstance(rows, list)
-                    and not any(isinstance(r, (list, np.ndarray)) for r in rows)):
-                return self._detokenize([rows])[0]
-            return self._detokenize(rows)
-        # The layer reads Python lists as strings (its input dtype): ids here.
-        # One sequence is detokenized as a batch of one (the eager conversion
-        # handles 1-D string tensors, not scalars).
-        inputs = to_tf(inputs, tf.int32)
-        if inputs.shape.rank == 1:
-            return self._detokenize(inputs[None])[0]
-        return self._detokenize(inputs)
-
     @preprocessing_function
     def _detokenize(self, inputs):
-        self._check_vocabulary()
-        ids = tf.cast(inputs, tf.int64)
-        size = len(self.vocabulary)
-        flat = ids.flat_values if isinstance(ids, tf.RaggedTensor) else ids
-        with tf.control_dependencies([
-            tf.debugging.assert_non_negative(flat, message="`inputs` has negative ids"),
-            tf.debugging.assert_less(flat, tf.constant(size, tf.int64), message=(
-                f"`inputs` has ids >= the vocabulary size {size}")),
-        ]):
-            ids = tf.identity(ids)
-        if ids.shape.rank != 2:
-            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                             f"shape {ids.shape}.")
+        ids = self._checked_ids(inputs)
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.RaggedTensor.from_tensor(ids)
         if self.pad_token_id is not None:
@@ -814,23 +760,9 @@ class WordPieceTokenizer(Tokenizer):
         return self._python_tokenize_all(inputs, source=source)
 
     def python_detokenize(self, inputs):
-        self._check_vocabulary()
-        if isinstance(inputs, np.ndarray):
-            if inputs.ndim != 2:
-                raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                                 f"shape {inputs.shape}.")
-            rows = list(inputs)
-        else:
-            rows = [np.asarray(r) for r in inputs]
-            if any(r.ndim != 1 for r in rows):
-                raise ValueError("`inputs` must be a 1-D or 2-D batch of ids.")
+        rows = self._python_checked_ids(inputs)
         lengths = np.fromiter(map(len, rows), np.int64, len(rows))
         ids = (np.concatenate(rows) if rows else np.zeros([0])).astype(np.int64)
-        size = len(self.vocabulary)
-        if ids.size and ids.min() < 0:
-            raise ValueError("`inputs` has negative ids")
-        if ids.size and ids.max() >= size:
-            raise ValueError(f"`inputs` has ids >= the vocabulary size {size}")
         vocabulary = self.__dict__.get("_python_vocabulary")
         if vocabulary is None:
             vocabulary = np.asarray(self.vocabulary, dtype=object)

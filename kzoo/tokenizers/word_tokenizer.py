@@ -11,9 +11,6 @@ from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.preprocessing.preprocessing_layer import preprocessing_function
-from kzoo.preprocessing.preprocessing_layer import to_python
-from kzoo.preprocessing.preprocessing_layer import to_tf
-from kzoo.preprocessing.preprocessing_layer import use_python
 from kzoo.tokenizers.tokenizer import VOCABULARY_FILE
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.tokenizer import read_lines
@@ -181,7 +178,8 @@ class WordTokenizer(Tokenizer):
     `tf.lookup.StaticHashTable`, run eagerly or inside `tf.data` on every
     backend; the Python preprocessing engine (see
     `kzoo.preprocessing.engine`) gives the same ids with a Python dict and
-    numpy, without TensorFlow.
+    numpy, without TensorFlow. `detokenize` joins the tokens with spaces,
+    dropping `pad_token` ids when `pad_token` is set.
 
     The vocabulary and counts are saved as the assets `vocabulary.txt` and
     `counts.txt` (one entry a line) of a `.keras` file or a preset, not in
@@ -226,6 +224,8 @@ class WordTokenizer(Tokenizer):
     """
 
     asset_files = (VOCABULARY_FILE, COUNTS_FILE)
+    vocabulary_hint = ("pass `vocabulary=` or load it from assets "
+                       "(`load_assets` / `from_preset`)")
 
     def __init__(
         self,
@@ -312,31 +312,6 @@ class WordTokenizer(Tokenizer):
                 )
         return self._vocabulary_tensor, self._table
 
-    def _python_index(self):
-        """The token → id dict of the Python engine (built once)."""
-        index = getattr(self, "_token_index", None)
-        if index is None or len(index) != len(self.vocabulary):
-            index = {token: i for i, token in enumerate(self.vocabulary)}
-            # Plain attribute, shared with `token_to_id`: Keras' tracking
-            # would wrap and copy the dict.
-            object.__setattr__(self, "_token_index", index)
-        return index
-
-    def get_vocabulary(self):
-        self._check_vocabulary()
-        return list(self.vocabulary)
-
-    def vocabulary_size(self):
-        self._check_vocabulary()
-        return len(self.vocabulary)
-
-    def _check_vocabulary(self):
-        if self.vocabulary is None:
-            raise ValueError(
-                "This WordTokenizer has no vocabulary yet: pass `vocabulary=` "
-                "or load it from assets (`load_assets` / `from_preset`)."
-            )
-
     @preprocessing_function
     def tokenize(self, inputs):
         self._check_vocabulary()
@@ -374,7 +349,7 @@ class WordTokenizer(Tokenizer):
         else:
             words = inputs
         # One lookup over the whole batch, then one split into rows.
-        index = self._python_index()
+        index = self._token_ids()
         lengths = list(map(len, words))
         tokens = list(itertools.chain.from_iterable(words))
         flat = np.array(
@@ -384,78 +359,18 @@ class WordTokenizer(Tokenizer):
         rows = [flat[end - n:end] for n, end in zip(lengths, ends)]
         return self._python_pad_to_sequence_length(rows, self._pad_index)
 
-    def detokenize(self, inputs):
-        """Token ids (1-D, dense 2-D or ragged) back to space-joined text.
-
-        Drops `pad_token` ids when `pad_token` is set. One sequence gives one
-        string, a batch a list of strings.
-        """
-        if use_python((inputs,)):
-            inputs = to_python(inputs)
-            if not isinstance(inputs, list) and getattr(inputs, "ndim", 2) == 1:
-                return self._detokenize([inputs])[0]
-            if isinstance(inputs, list) and (not inputs or not isinstance(
-                    inputs[0], (list, tuple, np.ndarray))):
-                return self._detokenize([inputs])[0]  # one empty sequence
-            return self._detokenize(inputs)
-        inputs = to_tf(inputs, tf.int32)  # ragged lists of ints, not str
-        if inputs.shape.rank == 1:
-            return self._detokenize(inputs[tf.newaxis])[0]
-        return self._detokenize(inputs)
-
     @preprocessing_function
     def _detokenize(self, inputs):
-        self._check_vocabulary()
-        if not inputs.dtype.is_integer:
-            raise TypeError(
-                f"`inputs` must be integer token ids, got dtype {inputs.dtype.name}."
-            )
-        ids = tf.cast(inputs, tf.int32)
-        if ids.shape.rank != 2:
-            raise ValueError(
-                "`inputs` must be one sequence of ids or a batch of them "
-                f"(rank 1 or 2), got rank {ids.shape.rank}."
-            )
+        ids = self._checked_ids(inputs)
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.RaggedTensor.from_tensor(ids)
-        flat = ids.flat_values
-        size = len(self.vocabulary)
-        with tf.control_dependencies([
-            tf.debugging.assert_non_negative(
-                flat, message="`inputs` has negative token ids."),
-            tf.debugging.assert_less(
-                flat, size,
-                message=f"`inputs` has ids >= the vocabulary size {size}."),
-        ]):
-            tokens = tf.gather(self._tables()[0], ids)
+        tokens = tf.gather(self._tables()[0], ids)
         if self.pad_token is not None:
             tokens = tf.ragged.boolean_mask(tokens, ids != self._pad_index)
         return tf.strings.reduce_join(tokens, axis=-1, separator=" ")
 
     def python_detokenize(self, inputs):
-        self._check_vocabulary()
-        if isinstance(inputs, np.ndarray):
-            if inputs.ndim != 2:
-                raise ValueError(
-                    "`inputs` must be one sequence of ids or a batch of them "
-                    f"(rank 1 or 2), got rank {inputs.ndim}.")
-            rows = list(inputs)
-        else:
-            rows = [np.asarray(row) for row in inputs]
-        for row in rows:
-            if row.size and row.dtype.kind not in "iu":
-                raise TypeError(
-                    f"`inputs` must be integer token ids, got dtype {row.dtype.name}.")
-            if row.ndim != 1:
-                raise ValueError(
-                    "`inputs` must be one sequence of ids or a batch of them "
-                    f"(rank 1 or 2), got rank {row.ndim + 1}.")
-        size = len(self.vocabulary)
-        flat = np.concatenate(rows) if rows else np.zeros([0], np.int64)
-        if flat.size and flat.min() < 0:
-            raise ValueError("`inputs` has negative token ids.")
-        if flat.size and flat.max() >= size:
-            raise ValueError(f"`inputs` has ids >= the vocabulary size {size}.")
+        rows = self._python_checked_ids(inputs)
         vocabulary = self.vocabulary
         pad = self._pad_index if self.pad_token is not None else None
         texts = []

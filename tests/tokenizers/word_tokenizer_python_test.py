@@ -146,7 +146,7 @@ def test_bad_inputs_fail_the_same_way():
     assert _assert_same(lambda: tokenizer(np.zeros([2, 2]))) is TypeError
     assert _assert_same(lambda: tokenizer.detokenize([[0.5]])) is TypeError
     with engine_scope("python"):
-        with pytest.raises(ValueError, match="negative token ids"):
+        with pytest.raises(ValueError, match="negative ids"):
             tokenizer.detokenize([[0, -1]])
         with pytest.raises(ValueError, match="vocabulary size 2"):
             tokenizer.detokenize([[0, 2]])

@@ -145,7 +145,7 @@ def test_bad_arguments_raise_clear_errors(kwargs, match):
 
 
 def test_bad_inputs_raise_clear_errors():
-    with pytest.raises(ValueError, match="no vocabulary yet"):
+    with pytest.raises(ValueError, match="No vocabulary is set on this WordTokenizer"):
         WordTokenizer()(["a"])
     tokenizer = WordTokenizer(vocabulary=VOCABULARY)
     with pytest.raises(TypeError, match="`inputs` must be strings"):

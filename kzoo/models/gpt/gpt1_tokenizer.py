@@ -1,11 +1,9 @@
 """GPT-1's BPE tokenizer: BERT's basic tokenization, then BPE with ``</w>``."""
 
-import numpy as np
-
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type, preprocessing_function
-from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer, python_ids_rank
+from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import to_valid_utf8
 from kzoo.tokenizers.word_piece_tokenizer import hugging_face_word_piece, split_words
 
@@ -93,7 +91,7 @@ class GPT1Tokenizer(BytePairTokenizer):
 
     @preprocessing_function
     def _detokenize(self, inputs):
-        ids = tf.cast(inputs, tf.int64)
+        ids = self._checked_ids(inputs)
         tokens = tf.gather(self._tables()["tokens"], ids)
         text = tf.strings.reduce_join(tokens, axis=-1)
         text = tf.strings.regex_replace(text, END_OF_WORD, " ")
@@ -132,18 +130,11 @@ class GPT1Tokenizer(BytePairTokenizer):
         return ids
 
     def python_detokenize(self, inputs):
-        self._check_vocabulary()
-        rows, rank = python_ids_rank(inputs)
-        if rank != 2:
-            raise ValueError("`inputs` must be a 1-D or 2-D batch of ids, got "
-                             f"shape {np.shape(inputs)}.")
-        tokens, size = self._tokens, len(self._tokens)
+        rows = self._python_checked_ids(inputs)
+        tokens = self._tokens
         texts = []
         for row in rows:
-            row = row.tolist()
-            if row and (min(row) < 0 or max(row) >= size):
-                raise ValueError(f"`inputs` has ids outside [0, {size}).")
-            text = "".join([tokens[i] for i in row]).replace(END_OF_WORD, " ")
+            text = "".join([tokens[i] for i in row.tolist()]).replace(END_OF_WORD, " ")
             texts.append(text.strip(" \t\n\v\f\r"))  # ASCII, as tf.strings.strip
         return texts
 
