@@ -1,5 +1,6 @@
 """House rules that a reviewer would otherwise have to catch by eye."""
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -47,7 +48,10 @@ def test_one_class_per_public_module_file_name():
 
 
 KZOO_IMPORT = re.compile(r"^\s*(?:from|import)\s+(kzoo(?:\.\w+)*)", re.M)
-FAMILIES = ("bert", "elmo", "gpt", "word2vec")
+FAMILIES = tuple(sorted(p.parent.name for p in (ROOT / "kzoo" / "models").glob("*/__init__.py")))
+# The generic parts read the family records (kzoo.models.family), never a family.
+GENERIC = ("kzoo/cli/", "kzoo/training/", "kzoo/analysis/", "kzoo/export/",
+           "kzoo/distribution/")
 
 
 def _kzoo_imports(path):
@@ -57,7 +61,8 @@ def _kzoo_imports(path):
 def test_import_walls():
     # presets/ is below every model: it imports only itself (and kzoo.version),
     # so no import circle runs through it; layers and preprocessing know no
-    # family; families never import each other.
+    # family; families never import each other; the generic parts (the
+    # command, training, analysis, export, distribution) import none.
     offenders = []
     for path in sorted((ROOT / "kzoo").glob("**/*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -67,6 +72,9 @@ def test_import_walls():
                     module.startswith("kzoo.presets."))
             elif rel.startswith(("kzoo/layers/", "kzoo/preprocessing/", "kzoo/tokenizers/")):
                 bad = module.startswith("kzoo.models")
+            elif rel.startswith(GENERIC):
+                bad = any(module.startswith(f"kzoo.models.{family}")
+                          for family in FAMILIES)
             elif rel.startswith("kzoo/models/") and rel.count("/") == 3:
                 family = rel.split("/")[2]
                 bad = any(module.startswith(f"kzoo.models.{other}")
@@ -85,3 +93,34 @@ def test_converters_are_registered_by_family_packages():
         init = (path.parent / "__init__.py").read_text()
         assert "register_converter(" in init, f"{path.parent.name}/__init__.py"
         assert "@register_converter" not in path.read_text(), path.name
+
+
+def _attribute_path(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def test_generic_parts_name_no_family_class():
+    # `kzoo.models.GPTCausalLM` in code (docstrings aside) is a family named
+    # as surely as an import: the generic parts go through the records.
+    import importlib
+
+    family_names = set()
+    for family in FAMILIES:
+        family_names |= set(getattr(importlib.import_module(f"kzoo.models.{family}"),
+                                    "__all__", ()))
+    offenders = []
+    for path in sorted((ROOT / "kzoo").glob("**/*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(GENERIC):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = _attribute_path(node) if isinstance(node, ast.Attribute) else ""
+            if name.startswith("kzoo.") and name.rsplit(".", 1)[-1] in family_names:
+                offenders.append(f"{rel}:{node.lineno} {name}")
+    assert not offenders, offenders

@@ -67,12 +67,12 @@ def run(args):
           f"{len(train_x)} to train on, {len(test_x)} held out")
 
     keras.utils.set_random_seed(args.seed)
-    model = kzoo.BertClassifier.from_preset(
+    model = kzoo.models.TextClassifier.from_preset(  # the preset's family's
         args.preset, num_classes=2, sequence_length=args.sequence_length
     )
     model.compile(optimizer=keras.optimizers.AdamW(args.learning_rate,
                                                    weight_decay=0.01))
-    print(f"model: BertClassifier on {args.preset} "
+    print(f"model: {type(model).__name__} on {args.preset} "
           f"({model.backbone.count_params() / 1e6:.1f}M backbone parameters)")
     before = model.evaluate(test_x, test_y, batch_size=args.batch_size,
                             verbose=0, return_dict=True)["accuracy"]
