@@ -517,6 +517,48 @@ class Task(keras.Model):
             return dict(outputs)
         return {"outputs": outputs}
 
+    def serving_endpoints(self, sequence_length=None):
+        """The SavedModel signature ``kzoo.export.saved_model`` writes.
+
+        ``serving_default`` takes raw strings, one ``tf.string [batch]``
+        input per name of ``serving_input_names()`` (``text``; ``text_pair``
+        too for pair tasks), tokenized inside the graph by the preprocessor
+        (rebuilt with ``sequence_length`` when that differs from its own),
+        and returns ``serving_outputs`` of the task's outputs.
+
+        Returns:
+            ``{"serving_default": (fn, input_signature)}``.
+        """
+        preprocessor = getattr(self, "preprocessor", None)
+        if preprocessor is None:
+            raise ValueError(
+                "Export needs the task's preprocessor (tokenization runs inside "
+                "the exported graph): build the task with `preprocessor=`."
+            )
+        if sequence_length is not None and sequence_length != getattr(
+                preprocessor, "sequence_length", sequence_length):
+            config = preprocessor.get_config()
+            config.update(sequence_length=sequence_length,
+                          tokenizer=preprocessor.tokenizer)
+            preprocessor = type(preprocessor).from_config(config)
+
+        def serve(*texts):
+            x = preprocessor(texts if len(texts) > 1 else texts[0])
+            outputs = self.serving_outputs(self(x, training=False))
+            return {k: tf.convert_to_tensor(v) for k, v in outputs.items()}
+
+        signature = [keras.InputSpec(shape=(None,), dtype="string", name=name)
+                     for name in self.serving_input_names()]
+        return {"serving_default": (serve, signature)}
+
+    def serving_trackables(self):
+        """The preprocessor and its tokenizer, whose lookup tables the
+        serving graph reads (``kzoo.export.saved_model`` keeps them)."""
+        preprocessor = getattr(self, "preprocessor", None)
+        if preprocessor is None:
+            return {}
+        return {"preprocessor": preprocessor, "tokenizer": preprocessor.tokenizer}
+
     # --- presets ---
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
