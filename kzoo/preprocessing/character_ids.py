@@ -279,3 +279,40 @@ class CharacterIds(PreprocessingLayer):
             "sequence_length": self.sequence_length,
         })
         return config
+
+
+def unpad_tokens(tokens, lengths, name="lengths"):
+    """A padded token matrix and each row's length → ragged tokens.
+
+    TF-Hub ELMo's ``tokens`` input (``CharacterIds`` then encodes them):
+    row ``i`` of ``tokens`` keeps its first ``lengths[i]`` tokens, whatever
+    pads the rest. TensorFlow ops (inside a SavedModel's graph).
+
+    Args:
+        tokens: string ``[batch, width]``.
+        lengths: int ``[batch]``, each in ``[0, width]``.
+        name: str. What the lengths are called in the errors.
+
+    Returns:
+        A ragged string ``[batch, None]`` tensor.
+
+    Raises:
+        tf.errors.InvalidArgumentError: a length is larger than ``width``
+            ("<name> is larger than the width of the tokens matrix") or
+            negative.
+
+    Example:
+    >>> tokens = unpad_tokens(tf.constant([["a", "b"], ["c", ""]]), [2, 1])
+    >>> tokens.to_list()
+    [[b'a', b'b'], [b'c']]
+    """
+    tokens = tf.convert_to_tensor(tokens, tf.string)
+    lengths = tf.cast(lengths, tf.int64)
+    checks = [
+        tf.debugging.assert_less_equal(
+            lengths, tf.shape(tokens, out_type=tf.int64)[1],
+            message=f"{name} is larger than the width of the tokens matrix"),
+        tf.debugging.assert_non_negative(lengths, message=f"{name} must be >= 0"),
+    ]
+    with tf.control_dependencies(checks):
+        return tf.RaggedTensor.from_tensor(tokens, lengths=lengths)

@@ -256,6 +256,17 @@ class ElmoBackbone(Backbone):
             states=states, training=False,
         )
 
+    def serving_model(self):
+        """What ``kzoo.export.saved_model`` writes for this backbone: an
+        ``ElmoEmbedding`` on it with an equal mix (``gamma`` 1), which
+        serves TF-Hub ELMo's signatures."""
+        from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
+
+        trainable = self.trainable
+        embedding = ElmoEmbedding(self)
+        self.trainable = trainable  # the embedding froze it; serving does not train
+        return embedding
+
     def get_config(self):
         config = super().get_config()
         config.update({

@@ -12,6 +12,8 @@ from kzoo.preprocessing.character_ids import (
     END_OF_SENTENCE,
     END_OF_WORD,
     PADDING,
+    CharacterIds,
+    unpad_tokens,
 )
 
 
@@ -145,6 +147,66 @@ class ElmoEmbedding(keras.layers.Layer):
 
     def compute_output_shape(self, character_ids_shape):
         return tuple(character_ids_shape[:2]) + (2 * self.backbone.projection_dim,)
+
+    # --- serving ---
+    def serving_endpoints(self, sequence_length=None):
+        """TF-Hub ELMo's signatures (https://tfhub.dev/google/elmo/3), which
+        ``kzoo.export.saved_model`` writes, exactly these two:
+
+        * ``default``: one input, ``default`` (``tf.string [batch]``,
+          sentences split on whitespace inside the graph; ``hub.Module``
+          named a signature's single input ``default``);
+        * ``tokens``: ``tokens`` (``tf.string [batch, max_len]``, padded
+          with "") and ``sequence_len`` (``tf.int32 [batch]``; a length
+          larger than ``max_len`` is an error).
+
+        Both return ``word_emb`` (``[batch, max_len, projection_dim]``, the
+        token layer), ``lstm_outputs1``, ``lstm_outputs2`` (``[batch,
+        max_len, 2 * projection_dim]``, one per LSTM layer), ``elmo`` (this
+        layer's scalar mix) and ``default`` (``[batch, 2 *
+        projection_dim]``, the mean of ``elmo`` over the real tokens; zeros
+        for an empty sentence). ``max_len`` is the longest sentence
+        (``default``) or the width of ``tokens``. Padding positions are
+        zeros; ``<S>`` and ``</S>`` are added and dropped inside.
+        ``sequence_length`` does not apply (ELMo takes any length). Load
+        the SavedModel with ``tf.saved_model.load(path).signatures[
+        "default"](default=...)``.
+        """
+        width = self.backbone.max_word_length
+        if not self.built:  # the variables must exist before tracing
+            self.build((None, None, width))
+        characters = CharacterIds(max_word_length=width)
+
+        def default(sentences):
+            return self._hub_outputs(characters(sentences)["character_ids"])
+
+        def tokens(tokens, sequence_len):
+            ids = characters(unpad_tokens(tokens, sequence_len, name="sequence_len"))
+            ids = ids["character_ids"]
+            # Back to the width of the tokens matrix (padding rows are zeros).
+            pad = ops.shape(tokens)[1] - ops.shape(ids)[1]
+            return self._hub_outputs(ops.pad(ids, [[0, 0], [0, pad], [0, 0]]))
+
+        return {
+            "default": (default, [
+                keras.InputSpec(shape=(None,), dtype="string", name="default")]),
+            "tokens": (tokens, [
+                keras.InputSpec(shape=(None, None), dtype="string", name="tokens"),
+                keras.InputSpec(shape=(None,), dtype="int32", name="sequence_len")]),
+        }
+
+    def _hub_outputs(self, character_ids):
+        """TF-Hub ELMo's outputs for character ids (see ``serving_endpoints``)."""
+        layers, mask = self.layer_outputs(character_ids)
+        elmo = self.scalar_mix(layers, mask=mask)
+        outputs = {"word_emb": layers[0][..., :self.backbone.projection_dim]}
+        for i, layer in enumerate(layers[1:]):
+            outputs[f"lstm_outputs{i + 1}"] = layer
+        outputs["elmo"] = elmo
+        weight = ops.expand_dims(ops.cast(mask, elmo.dtype), -1)
+        outputs["default"] = ops.divide_no_nan(
+            ops.sum(elmo * weight, axis=1), ops.sum(weight, axis=1))
+        return outputs
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
