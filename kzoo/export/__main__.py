@@ -1,4 +1,4 @@
-"""Exports a task preset on the TensorFlow backend (used by saved_model)."""
+"""Exports a saved copy on the TensorFlow backend (used by saved_model)."""
 
 import sys
 

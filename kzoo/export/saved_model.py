@@ -1,23 +1,49 @@
-"""TensorFlow SavedModel export with tokenization inside the graph.
+"""TensorFlow SavedModel export: each object names its own signatures.
 
-``saved_model(task, path)`` writes a SavedModel whose ``serving_default``
-signature takes raw strings (``text``, and ``text_pair`` for pair tasks: a
-``tf.string`` batch each) and returns the task's named outputs (a classifier:
-``logits`` and ``probabilities``). TF Serving, ``tf.saved_model.load`` (after
-``import tensorflow_text``) and ``saved_model_cli run`` can all use it.
-Each task names its inputs and outputs (``serving_input_names`` /
-``serving_outputs``, or its own ``serving_endpoints``: a masked LM reads the
-mask token written in the text, a causal LM adds ``generate``); word vectors
-(``WordVectors`` or a word2vec task) look words up. ``version=N`` writes TF
-Serving's ``<path>/<N>/`` layout.
+``saved_model(model, path)`` writes a SavedModel that TF Serving,
+``tf.saved_model.load`` (after ``import tensorflow_text`` where the graph
+tokenizes) and ``saved_model_cli run`` can all use. A task's
+``serving_default`` takes raw strings (``text``, and ``text_pair`` for pair
+tasks: a ``tf.string`` batch each) and tokenizes them inside the graph; it
+returns the task's named outputs (a classifier: ``logits`` and
+``probabilities``). ``version=N`` writes TF Serving's ``<path>/<N>/``
+layout.
 
-Any backend: on TensorFlow the task is exported in-process. JAX cannot
-trace string inputs and torch cannot export at all in Keras 3.15, so there
-the task is saved as a preset and a TensorFlow-backed copy is rebuilt and
-exported in a subprocess (``KERAS_BACKEND=tensorflow``); the weights are the
-same numbers, so the outputs match the original model.
+The protocol: ``saved_model`` knows no model family. It applies these
+hooks, in this order, to every object it is given:
+
+* ``serving_model()`` (optional): the object to write in its place, which
+  then answers the hooks below (an ELMo backbone serves as its embedding
+  with an equal mix; word vectors as a ``kzoo.export.word_table.WordTable``).
+* ``serving_endpoints(sequence_length=None)`` (required): the signatures,
+  ``{signature name: (fn, input_signature)}``, written exactly so (no
+  ``serving_default`` alias is added). ``input_signature`` is a list of
+  ``keras.InputSpec`` or ``tf.TensorSpec``, each named: the signature's
+  input names. ``fn`` takes one tensor per spec and returns a dict of
+  tensors: the signature's output names. Each ``fn`` is traced as
+  ``tf.function(fn, input_signature, autograph=False)``, as Keras' own
+  export does. ``sequence_length`` fixes the graph's sequence length where
+  the object has one (None: its own). ``kzoo.models.Task`` gives the
+  raw-text ``serving_default`` (``serving_input_names`` /
+  ``serving_outputs``); a masked LM, a causal LM (``generate``), an ELMo
+  embedding (TF-Hub's ``default`` and ``tokens``) and word tables give
+  their own.
+* ``serving_trackables()`` (optional): ``{name: trackable}``, the
+  TensorFlow objects the endpoints read besides variables (a tokenizer's
+  lookup tables), kept on the SavedModel's root under these names. The
+  variables the endpoints read are found by tracing and kept with them.
+
+Any backend: a Keras object (a task, a model or a layer) is traced on the
+TensorFlow backend, in process. JAX cannot trace string inputs and torch
+cannot export at all in Keras 3.15, so there a TensorFlow-backed copy of it
+(the same weights, so the same outputs) is exported in a subprocess
+(``KERAS_BACKEND=tensorflow``): an object with ``save_to_preset`` (whose
+class has ``from_preset``) travels as a preset, any other Keras layer as a
+``.keras`` file. Any other object (a ``tf.Module`` such as a word table) is
+plain TensorFlow and is exported in process on every backend.
 """
 
+import importlib
 import logging
 import os
 import shutil
@@ -32,17 +58,17 @@ from kzoo.preprocessing.engine import require_tensorflow
 logger = logging.getLogger(__name__)
 
 
-def saved_model(task, path, sequence_length=None, version=None):
-    """Writes ``task`` (with its preprocessor) as a TF SavedModel at ``path``.
+def saved_model(model, path, sequence_length=None, version=None):
+    """Writes ``model`` as a TF SavedModel at ``path``.
 
     Args:
-        task: a kzoo ``Task`` with a preprocessor, or word vectors: a
-            ``WordVectors`` or a word2vec task (then the signatures look
-            words up: see ``kzoo.export.word_vectors.export_word_vectors``).
+        model: a kzoo ``Task`` (with its preprocessor: the raw-text
+            signature), or any object with ``serving_endpoints`` or
+            ``serving_model`` (the protocol above).
         path: the SavedModel folder to write (replaced atomically); with
             ``version``, TF Serving's model base path.
         sequence_length: int. The fixed sequence length of the exported
-            graph; defaults to the preprocessor's.
+            graph; defaults to the model's (its preprocessor's).
         version: int or None. Writes TF Serving's layout
             ``<path>/<version>/`` (the model server serves the highest
             version under ``path``); other versions there are kept.
@@ -51,32 +77,28 @@ def saved_model(task, path, sequence_length=None, version=None):
         The folder written: ``path``, or ``<path>/<version>``.
     """
     require_tensorflow("Exporting a SavedModel")
-    from kzoo.export.word_vectors import export_word_vectors
-    from kzoo.models.task import Task
-    from kzoo.models.word2vec.word2vec_task import Word2VecTask
-    from kzoo.models.word2vec.word_vectors import WordVectors
-
     path = versioned_path(path, version)
-    if isinstance(task, WordVectors):
-        return write_saved_model(path, lambda tmp: export_word_vectors(task, tmp))
-    if isinstance(task, Word2VecTask):  # the vectors, looked up as trained
-        lowercase = bool(getattr(task.preprocessor.tokenizer, "lowercase", False))
-        vectors = task.word_vectors()
-        return write_saved_model(
-            path, lambda tmp: export_word_vectors(vectors, tmp, lowercase=lowercase))
-    if not isinstance(task, Task):
+    serving_model = getattr(model, "serving_model", None)
+    if serving_model is not None:
+        model = serving_model()
+    if not hasattr(model, "serving_endpoints"):
         raise TypeError(
-            f"`task` must be a kzoo Task or WordVectors, got {type(task).__name__}.")
-    if getattr(task, "preprocessor", None) is None:
-        raise ValueError(
-            "Export needs the task's preprocessor (tokenization runs inside "
-            "the exported graph): build the task with `preprocessor=`."
-        )
+            f"`model` must be a kzoo Task or another object with a "
+            f"`serving_endpoints(sequence_length)` method (see "
+            f"`kzoo.export.saved_model`), got {type(model).__name__}.")
+    # Asked for here, on every backend: this checks that the model can be
+    # exported (a task needs its preprocessor) before anything is written.
+    endpoints = model.serving_endpoints(sequence_length)
+
+    def export_in_process(tmp):
+        write_endpoints(model, endpoints, tmp)
+
+    def export_through_tensorflow(tmp):
+        _export_through_tensorflow(model, tmp, sequence_length)
+
     return write_saved_model(
-        path,
-        lambda tmp: _export_in_process(task, tmp, sequence_length),
-        lambda tmp: _export_through_tensorflow(task, tmp, sequence_length),
-    )
+        path, export_in_process,
+        export_through_tensorflow if isinstance(model, keras.layers.Layer) else None)
 
 
 def versioned_path(path, version):
@@ -122,54 +144,64 @@ def write_saved_model(path, export_in_process, export_through_tensorflow=None):
     return path
 
 
-def _export_in_process(task, path, sequence_length):
+def write_endpoints(model, endpoints, path):
+    """Traces ``endpoints`` (``model.serving_endpoints(...)``) and writes
+    them, with the variables they read and ``model.serving_trackables()``,
+    as a SavedModel in ``path``, in this process (on the TensorFlow backend
+    for a Keras object)."""
     import tensorflow as tf
 
-    preprocessor = task.preprocessor
-    if sequence_length is not None and sequence_length != getattr(
-        preprocessor, "sequence_length", sequence_length
-    ):
-        config = preprocessor.get_config()
-        config.update(sequence_length=sequence_length, tokenizer=preprocessor.tokenizer)
-        preprocessor = type(preprocessor).from_config(config)
-    names = task.serving_input_names()
-
-    # keras' ExportArchive tracks the variables so that both loaders work:
-    # TF2's tf.saved_model.load and TF1 sessions (saved_model_cli, Serving).
-    archive = keras.export.ExportArchive()
-    archive.track(task)
-    # The tokenizer's tables and models are TF objects: track them too.
-    archive._tf_trackable.preprocessor = preprocessor
-    archive._tf_trackable.tokenizer = preprocessor.tokenizer
-
-    def serve(*texts):
-        x = preprocessor(texts if len(texts) > 1 else texts[0])
-        outputs = task.serving_outputs(task(x, training=False))
-        return {k: tf.convert_to_tensor(v) for k, v in outputs.items()}
-
-    # A task may define its own signatures (a causal LM: token ids in,
-    # next-token logits out) instead of the raw-text serving_default.
-    endpoints = (task.serving_endpoints(sequence_length)
-                 if hasattr(task, "serving_endpoints") else None)
-    if endpoints is None:
-        endpoints = {"serving_default": (
-            serve, [tf.TensorSpec([None], tf.string, name=n) for n in names])}
+    # An AutoTrackable, as Keras' ExportArchive uses: a tf.Module's
+    # `variables` is a read-only property.
+    root = tf.__internal__.tracking.AutoTrackable()
+    signatures = {}
     for name, (fn, input_signature) in endpoints.items():
-        archive.add_endpoint(name, fn, input_signature=input_signature)
-    archive.write_out(path, verbose=False)
+        specs = [_tensor_spec(spec) for spec in input_signature]
+        function = tf.function(fn, input_signature=specs, autograph=False)
+        setattr(root, name, function)
+        signatures[name] = function.get_concrete_function()
+    # The variables the endpoints read, so that both loaders find them: TF2's
+    # tf.saved_model.load and TF1 sessions (saved_model_cli, TF Serving).
+    trainable, other = {}, {}
+    for concrete in signatures.values():
+        for variable in concrete.trainable_variables:
+            trainable.setdefault(id(variable), variable)
+        for variable in concrete.variables:
+            if id(variable) not in trainable:
+                other.setdefault(id(variable), variable)
+    root.trainable_variables = list(trainable.values())
+    root.non_trainable_variables = list(other.values())
+    root.variables = root.trainable_variables + root.non_trainable_variables
+    trackables = getattr(model, "serving_trackables", None)
+    for name, trackable in (trackables() if trackables else {}).items():
+        setattr(root, name, trackable)
+    tf.saved_model.save(root, path, signatures=signatures)
 
 
-def _export_through_tensorflow(task, path, sequence_length):
+def _tensor_spec(spec):
+    import tensorflow as tf
+
+    if isinstance(spec, tf.TensorSpec):
+        return spec
+    if isinstance(spec, keras.InputSpec):
+        return tf.TensorSpec(spec.shape, spec.dtype, name=spec.name)
+    raise TypeError(
+        f"An endpoint's input_signature holds keras.InputSpec or tf.TensorSpec "
+        f"items, got {type(spec).__name__}.")
+
+
+def _export_through_tensorflow(model, path, sequence_length):
     backend = keras.config.backend()
     logger.warning(
         "The %s backend cannot write a SavedModel with string inputs; kzoo "
-        "saves the task as a preset and exports a TensorFlow-backed copy of it "
-        "(same weights) in a subprocess.", backend,
+        "exports a TensorFlow-backed copy of the %s (same weights) in a "
+        "subprocess.", backend, type(model).__name__,
     )
     with tempfile.TemporaryDirectory() as tmp:
-        preset = os.path.join(tmp, "preset")
-        task.save_to_preset(preset)
-        command = [sys.executable, "-m", "kzoo.export", preset, path]
+        copy = _save_copy(model, tmp)
+        cls = type(model)
+        command = [sys.executable, "-m", "kzoo.export",
+                   f"{cls.__module__}:{cls.__qualname__}", copy, path]
         if sequence_length is not None:
             command.append(str(sequence_length))
         env = dict(os.environ, KERAS_BACKEND="tensorflow")
@@ -181,15 +213,37 @@ def _export_through_tensorflow(task, path, sequence_length):
             )
 
 
-def main(argv):
-    """``python -m kzoo.export PRESET PATH [SEQUENCE_LENGTH]`` (TF backend)."""
-    import kzoo.models  # noqa: F401  (registers the classes)
-    from kzoo.presets import preset_loader
-    from kzoo.presets.preset_source import read_json
+def _save_copy(model, folder):
+    """Saves ``model`` for a TensorFlow-backed process to rebuild: a preset
+    folder when it has ``save_to_preset`` (and its class ``from_preset``),
+    else a ``.keras`` file holding it."""
+    if hasattr(model, "save_to_preset") and hasattr(type(model), "from_preset"):
+        preset = os.path.join(folder, "preset")
+        model.save_to_preset(preset)
+        return preset
+    saved = os.path.join(folder, "model.keras")
+    keras.saving.save_model(model, saved)  # any Keras layer, built
+    return saved
 
-    preset, path = argv[0], argv[1]
-    sequence_length = int(argv[2]) if len(argv) > 2 else None
-    task_config = read_json(os.path.join(preset, "task.json"))
-    task_cls = keras.saving.get_registered_object(task_config["registered_name"])
-    task = preset_loader.load_task(preset, cls=task_cls)
-    _export_in_process(task, path, sequence_length)
+
+def _load_copy(cls, copy):
+    if copy.endswith(".keras"):
+        return keras.saving.load_model(copy)
+    return cls.from_preset(copy)
+
+
+def main(argv):
+    """``python -m kzoo.export MODULE:CLASS COPY PATH [SEQUENCE_LENGTH]``:
+    rebuilds the ``CLASS`` object saved in ``COPY`` (a preset folder or a
+    ``.keras`` file) and writes its SavedModel to ``PATH`` (TensorFlow
+    backend)."""
+    import kzoo.models  # noqa: F401  (registers kzoo's classes)
+
+    module, _, qualname = argv[0].partition(":")
+    cls = importlib.import_module(module)  # registers the class and its parts
+    for name in qualname.split("."):
+        cls = getattr(cls, name)
+    copy, path = argv[1], argv[2]
+    sequence_length = int(argv[3]) if len(argv) > 3 else None
+    model = _load_copy(cls, copy)
+    write_endpoints(model, model.serving_endpoints(sequence_length), path)

@@ -336,6 +336,17 @@ class Word2VecTask(Task):
         """`word_vectors()`, under gensim's name."""
         return self.word_vectors()
 
+    def serving_model(self):
+        """What ``kzoo.export.saved_model`` writes for this task: its trained
+        vectors as a word table (``WordVectors.serving_model``), looked up
+        lowercased when its tokenizer lowercases."""
+        if self.preprocessor is None:
+            raise ValueError(
+                "Export needs the task's preprocessor (its vocabulary names the "
+                "vectors): build the task with `preprocessor=`.")
+        lowercase = bool(getattr(self.preprocessor.tokenizer, "lowercase", False))
+        return self.word_vectors().serving_model(lowercase=lowercase)
+
     @classmethod
     def from_corpus(cls, data, hidden_dim=100, min_count=5, max_size=None,
                     lowercase=False, window=5, negative=5, sample=1e-3,

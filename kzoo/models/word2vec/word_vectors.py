@@ -489,6 +489,20 @@ class WordVectors:
         preset_saver.save_preset(preset_dir, backbone=self.to_backbone(),
                                  tokenizer=self.to_tokenizer())
 
+    def serving_model(self, lowercase=False):
+        """What ``kzoo.export.saved_model`` writes for these vectors: a
+        ``kzoo.export.word_table.WordTable``, whose ``serving_default`` looks
+        ``words`` up (``vectors``, ``found``) and ``most_similar`` gives
+        each word's 10 nearest (``neighbours``, ``scores``, ``found``).
+
+        Args:
+            lowercase: bool. Lowercase each word before the lookup (vectors
+                trained on lowercased text).
+        """
+        from kzoo.export.word_table import WordTable
+
+        return WordTable(self.index_to_key, self.vectors, lowercase=lowercase)
+
     # --- files ---
     def save_word2vec_format(self, path, binary=False):
         """Writes the word2vec C format: a `count dim` header line, then
