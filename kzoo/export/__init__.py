@@ -1,4 +1,4 @@
-"""Export for serving: ``kzoo.export.saved_model(task, path)``; ``elmo_hub_module`` for ELMo."""
+"""Export for serving: ``kzoo.export.saved_model(model, path)``, one way out
+for every kzoo object that serves (each names its own signatures)."""
 
 from kzoo.export.saved_model import saved_model  # noqa: F401
-from kzoo.export.elmo_hub import elmo_hub_module  # noqa: F401,E402

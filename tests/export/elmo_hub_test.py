@@ -1,4 +1,5 @@
-"""TF-Hub ELMo signatures: exported on any backend, served from another process."""
+"""TF-Hub ELMo signatures (``kzoo.export.saved_model`` of an ElmoEmbedding or
+ElmoBackbone): exported on any backend, served from another process."""
 
 import json
 import os
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kzoo.export.elmo_hub import elmo_hub_module
+from kzoo.export import saved_model
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
 from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
@@ -70,7 +71,7 @@ def serve(path, in_process):
 def test_signatures_and_values_match_the_keras_model(tmp_path):
     backbone = ElmoBackbone(**TINY)
     embedding = ElmoEmbedding(backbone, initial_weights=[0.3, -0.2, 0.5], initial_gamma=1.5)
-    path = elmo_hub_module(embedding, str(tmp_path / "elmo"))
+    path = saved_model(embedding, str(tmp_path / "elmo"))
     served = serve(path, in_process=keras.config.backend() != "tensorflow")
     assert served["signatures"] == ["default", "tokens"]
     assert served["default_inputs"] == ["default"]
@@ -103,6 +104,15 @@ def test_signatures_and_values_match_the_keras_model(tmp_path):
     assert "sequence_len is larger than the width" in served["too_long"]
 
 
+def test_a_backbone_serves_as_an_embedding_with_an_equal_mix():
+    backbone = ElmoBackbone(**TINY)
+    embedding = backbone.serving_model()
+    assert isinstance(embedding, ElmoEmbedding) and embedding.backbone is backbone
+    assert embedding.scalar_mix.initial_weights == [0.0, 0.0, 0.0]  # an equal mix
+    assert embedding.scalar_mix.initial_gamma == 1.0
+    assert backbone.trainable  # exporting it does not freeze it
+
+
 def test_bad_models_are_refused(tmp_path):
-    with pytest.raises(TypeError, match="ElmoEmbedding or ElmoBackbone"):
-        elmo_hub_module(keras.layers.Dense(2), str(tmp_path / "x"))
+    with pytest.raises(TypeError, match="serving_endpoints"):
+        saved_model(keras.layers.Dense(2), str(tmp_path / "x"))
