@@ -4,8 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
-from kzoo.models.task import Task
-from kzoo.layers.dropout import Dropout
+from kzoo.models.classifier_task import ClassifierTask
 
 
 class _MergeChoices(keras.layers.Layer):
@@ -31,7 +30,7 @@ class _SplitChoices(keras.layers.Layer):
 
 
 @kzoo_export("kzoo.models.MultipleChoice")
-class MultipleChoice(Task):
+class MultipleChoice(ClassifierTask):
     """Scores each (context, candidate) pair and softmaxes over candidates.
 
     The inputs are ``[batch, num_choices, length]`` tensors (a
@@ -50,44 +49,25 @@ class MultipleChoice(Task):
         dropout: float. Dropout before the scoring layer.
     """
 
+    #: the name of the scoring layer (the path of its weights)
+    output_name = "choice_score"
+
     def __init__(self, backbone, preprocessor=None, dropout=0.1, **kwargs):
-        self.backbone = backbone
-        self.preprocessor = preprocessor
         self.merge_choices = _MergeChoices(name="merge_choices")
-        self.output_dropout = Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            1,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            dtype=backbone.dtype_policy,
-            name="choice_score",
-        )
         self.split_choices = _SplitChoices(name="split_choices")
+        # One score per (context, candidate) pair, as a logit.
+        super().__init__(backbone, 1, preprocessor=preprocessor, dropout=dropout,
+                         **kwargs)
+
+    def _functional_graph(self, backbone):
         inputs = {
             name: keras.Input((None, None), dtype=tensor.dtype, name=name)
             for name, tensor in backbone.input.items()
         }
         pairs = {name: self.merge_choices(tensor) for name, tensor in inputs.items()}
-        features = self.sequence_features(backbone(pairs), pairs)
-        scores = self.output_dense(self.output_dropout(features))
+        scores = self._head(self.sequence_features(backbone(pairs), pairs))
         first = next(iter(inputs.values()))
-        outputs = self.split_choices(scores, first)
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.dropout = dropout
-        self.compile()
-
-    def sequence_features(self, backbone_outputs, inputs):
-        """The ``[pairs, hidden]`` features each pair is scored from."""
-        return backbone_outputs["pooled_output"]
-
-    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
-        """Adam(5e-5), cross-entropy over the choices, accuracy."""
-        if optimizer == "auto":
-            optimizer = keras.optimizers.Adam(5e-5)
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if metrics == "auto":
-            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+        return inputs, self.split_choices(scores, first)
 
     def serving_input_names(self):
         """``context``, then ``ending_0`` ... ``ending_{N-1}``."""
@@ -99,10 +79,8 @@ class MultipleChoice(Task):
             )
         return ("context",) + tuple(f"ending_{i}" for i in range(num_choices))
 
-    def serving_outputs(self, outputs):
-        return {"logits": outputs, "probabilities": ops.softmax(outputs, axis=-1)}
-
     def get_config(self):
         config = super().get_config()
-        config.update(dropout=self.dropout)
+        # Fixed here (one score per choice, as a logit): not arguments.
+        del config["num_classes"], config["activation"]
         return config

@@ -4,8 +4,7 @@ import keras
 import numpy as np
 
 from kzoo.api_export import kzoo_export
-from kzoo.models.task import Task
-from kzoo.layers.dropout import Dropout
+from kzoo.models.classifier_task import ClassifierTask
 
 
 def word_predictions(logits, word_ids, num_words):
@@ -44,7 +43,7 @@ def word_predictions(logits, word_ids, num_words):
 
 
 @kzoo_export("kzoo.models.TokenClassifier")
-class TokenClassifier(Task):
+class TokenClassifier(ClassifierTask):
     """Backbone → every position's hidden state → dropout → dense logits.
 
     Token classification (named-entity recognition, part-of-speech tagging)
@@ -65,45 +64,19 @@ class TokenClassifier(Task):
         activation: None (logits, the default) or "softmax".
     """
 
-    def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
-                 activation=None, **kwargs):
-        if (not isinstance(num_classes, int) or isinstance(num_classes, bool)
-                or num_classes < 1):
-            raise ValueError(
-                f"`num_classes` must be a positive int, got {num_classes!r}."
-            )
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.output_dropout = Dropout(dropout, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
-            activation=activation,
-            dtype=backbone.dtype_policy,
-            name="logits",
-        )
-        inputs = backbone.input
-        sequence = backbone(inputs)["sequence_output"]
-        outputs = self.output_dense(self.output_dropout(sequence))
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.num_classes = num_classes
-        self.dropout = dropout
-        self.activation = keras.activations.get(activation)
-        self.compile()
+    def sequence_features(self, backbone_outputs, inputs):
+        """Every position's hidden state, ``[batch, length, hidden]``."""
+        return backbone_outputs["sequence_output"]
 
-    def _outputs_logits(self):
-        return self.activation in (None, keras.activations.linear)
+    def _default_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=self._outputs_logits(),
+            reduction="mean_with_sample_weight",
+        )
 
     def compile(self, optimizer="auto", loss="auto", metrics=None,
                 weighted_metrics="auto", **kwargs):
         """Adam(5e-5), cross-entropy over the labelled pieces, weighted accuracy."""
-        if optimizer == "auto":
-            optimizer = keras.optimizers.Adam(5e-5)
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(
-                from_logits=self._outputs_logits(),
-                reduction="mean_with_sample_weight",
-            )
         if weighted_metrics == "auto":
             weighted_metrics = [
                 keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
@@ -145,21 +118,6 @@ class TokenClassifier(Task):
 
     def serving_outputs(self, outputs):
         """Per-position ``logits`` and ``probabilities`` (and ``predictions``)."""
-        if self._outputs_logits():
-            probabilities = keras.ops.softmax(outputs, axis=-1)
-            named = {"logits": outputs, "probabilities": probabilities}
-        else:
-            probabilities = outputs
-            named = {"probabilities": outputs}
-        named["predictions"] = keras.ops.argmax(probabilities, axis=-1)
+        named = super().serving_outputs(outputs)
+        named["predictions"] = keras.ops.argmax(named["probabilities"], axis=-1)
         return named
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            num_classes=self.num_classes,
-            dropout=self.dropout,
-            activation=keras.activations.serialize(self.activation)
-            if not self._outputs_logits() else None,
-        )
-        return config
