@@ -163,8 +163,8 @@ class TransformerBlock(keras.layers.Layer):
         then the feed-forward network the same way with ``norm2``. The
         norms are ``self_attention_layer_norm`` / ``feedforward_layer_norm``,
         the dropouts ``self_attention_dropout`` / ``feedforward_dropout``
-        (applied only when training), and every sublayer runs through
-        ``_sublayer(layer, x, fast)``.
+        (applied only when training); the norms and the feed-forward layers
+        run through ``_sublayer(layer, x, fast)``.
 
         Args:
             inputs: float tensor ``[batch, length, hidden_dim]``.
@@ -178,8 +178,7 @@ class TransformerBlock(keras.layers.Layer):
             ``(output, extra)``.
         """
         norm1, norm2 = self.self_attention_layer_norm, self.feedforward_layer_norm
-        x = inputs
-        residual = x
+        x = residual = inputs
         if self.normalize_first:
             x = self._sublayer(norm1, x, fast)
         x, extra = attention(x)
