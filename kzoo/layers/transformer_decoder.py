@@ -1,6 +1,5 @@
 """Transformer decoder block: causal self-attention with a key/value cache."""
 
-import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
