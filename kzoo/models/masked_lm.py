@@ -144,6 +144,11 @@ class MaskedLM(Task):
         real mask), ``predicted_ids`` and ``predicted_tokens`` (the argmax).
         ``width`` is the preprocessor's ``mask_selection_length``."""
         preprocessor = self.preprocessor
+        if preprocessor is None:
+            raise ValueError(
+                "Export needs the masked LM's preprocessor (it finds the mask "
+                "token in the text inside the exported graph): build the task "
+                "with `preprocessor=`.")
 
         def serve(text):
             x, weights = preprocessor.fill_mask_inputs(text)
