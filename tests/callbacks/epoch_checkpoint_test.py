@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kzoo.callbacks import EpochCheckpoint
-from kzoo.training.resumable_fit import resumable_fit, shuffled_epoch
+from kzoo.training import resumable_fit, shuffled_epoch
 
 X = np.random.default_rng(0).random((48, 4), dtype=np.float32)
 Y = X.sum(axis=1, keepdims=True)
