@@ -1,8 +1,12 @@
 """``kzoo evaluate``: the measure that fits the model."""
 
-HELP = "accuracy (classifiers), perplexity (GPT, ELMo) or word-vector benchmarks"
+HELP = ("a fine-tuned task's scores, a language model's perplexity, or word-vector "
+        "benchmarks")
 EXAMPLES = """
-  kzoo evaluate --model runs/sentiment --data test.csv       # accuracy
+  kzoo evaluate --model runs/sentiment --data test.csv       # accuracy, macro F1
+  kzoo evaluate --model runs/sts --data dev.tsv               # Pearson, Spearman
+  kzoo evaluate --model runs/ner --data test.conll            # entity P / R / F1
+  kzoo evaluate --model runs/squad --data dev.json            # exact match, F1
   kzoo evaluate --model runs/gpt --corpus held_out.txt         # perplexity
   kzoo evaluate --model runs/w2v                                # WordSim, SimLex, analogies
   kzoo evaluate --model vectors.txt --pairs my_pairs.tsv
@@ -14,7 +18,8 @@ def add_arguments(parser):
                         help="a folder from kzoo finetune / pretrain, or word vectors "
                              "(word2vec .txt / .bin, GloVe .txt, glove_6b_50d_en)")
     parser.add_argument("--data", metavar="FILE",
-                        help="classifiers: a labelled CSV/TSV/JSONL file")
+                        help="fine-tuned tasks: a labelled file, as `kzoo finetune` "
+                             "reads for the task")
     parser.add_argument("--corpus", nargs="+", metavar="FILE",
                         help="language models: held-out plain-text files")
     parser.add_argument("--pairs", metavar="FILE",
@@ -59,10 +64,13 @@ def run(args):
     if os.path.isfile(args.model) or family(args.model).word_vectors is not None:
         return _word_vectors(args)
     cls = saved_task_class(args.model)
-    if cls is not None and issubclass(cls, kzoo.models.TextClassifier):
+    shapes = (kzoo.models.TextClassifier, kzoo.models.TokenClassifier,
+              kzoo.models.QuestionAnswerer, kzoo.models.MultipleChoice)
+    if cls is not None and issubclass(cls, shapes):
         if not args.data:
-            raise CommandError("a classifier is evaluated on --data FILE (labelled).")
-        return _accuracy(load_task(args.model), args)
+            raise CommandError(f"a {cls.__name__} is evaluated on --data FILE "
+                               "(labelled, as kzoo finetune reads it).")
+        return _scores(load_task(args.model), args)
     recipe = family(args.model).pretraining
     if (cls is not None and recipe is not None and recipe.evaluate is not None
             and issubclass(cls, recipe.task)):
@@ -83,20 +91,56 @@ def run(args):
         f"{cls.__name__ if cls else 'no task'}.")
 
 
-def _accuracy(model, args):
-    import json
-    import os
+def _scores(model, args):
+    """Prints the scores the task's benchmarks report."""
+    import numpy as np
 
-    from kzoo.training import read_labeled_file
+    import kzoo
+    from kzoo import metrics, training
 
-    names_path = os.path.join(args.model, "labels.json")
-    names = None
-    if os.path.exists(names_path):
-        with open(names_path, encoding="utf-8") as f:
-            names = json.load(f)
-    x, y, _ = read_labeled_file(args.data, label_names=names)
-    result = model.evaluate(x, y, batch_size=args.batch_size, verbose=0,
-                            return_dict=True)
-    print(f"accuracy {result['accuracy']:.4f} on {len(y)} examples "
-          f"(loss {result['loss']:.4f})")
+    if isinstance(model, kzoo.models.TokenClassifier):
+        words, tags, _ = training.read_tagged_file(args.data,
+                                                   label_names=model.label_names)
+        predicted = model.predict_words(words, batch_size=args.batch_size)
+        names = model.label_names or [str(i) for i in range(model.num_classes)]
+        gold = [[names[t] for t in row] for row in tags]
+        guess = [[names[t] if t >= 0 else "O" for t in row] for row in predicted]
+        scores = metrics.entity_scores(gold, guess)
+        correct = sum(g == p for a, b in zip(gold, guess) for g, p in zip(a, b))
+        total = sum(len(row) for row in gold)
+        print(f"entity precision {scores['precision']:.4f}, recall "
+              f"{scores['recall']:.4f}, F1 {scores['f1']:.4f}; word accuracy "
+              f"{correct / total:.4f} ({len(words)} sentences)")
+        return 0
+    if isinstance(model, kzoo.models.QuestionAnswerer):
+        questions, contexts, answers = training.read_squad_file(args.data)
+        found = model.answer(questions, contexts, batch_size=args.batch_size)
+        scores = metrics.squad_scores([a["text"] for a in found],
+                                      [[g["text"] for g in gold] for gold in answers])
+        print(f"exact match {scores['exact_match']:.2f}, F1 {scores['f1']:.2f} "
+              f"({len(questions)} questions)")
+        return 0
+    if isinstance(model, kzoo.models.MultipleChoice):
+        contexts, endings, labels = training.read_choices_file(args.data)
+        scores = model.predict((contexts, endings), batch_size=args.batch_size,
+                               verbose=0)
+        result = metrics.classification_scores(labels, scores)
+        print(f"accuracy {result['accuracy']:.4f} ({len(labels)} questions)")
+        return 0
+    if model.is_regressor:
+        x, y = training.read_scored_file(args.data)
+        predicted = np.asarray(model.predict(x, batch_size=args.batch_size,
+                                             verbose=0))[:, 0]
+        values = []
+        for metric in (metrics.PearsonCorrelation(), metrics.SpearmanCorrelation()):
+            metric.update_state(y, predicted)
+            values.append(float(metric.result()))
+        print(f"Pearson {values[0]:.4f}, Spearman {values[1]:.4f} ({len(y)} examples)")
+        return 0
+    x, y, _ = training.read_labeled_file(args.data, label_names=model.label_names)
+    logits = model.predict(x, batch_size=args.batch_size, verbose=0)
+    result = metrics.classification_scores(y, logits, num_classes=model.num_classes)
+    print(f"accuracy {result['accuracy']:.4f}, macro F1 {result['macro_f1']:.4f} "
+          f"on {len(y)} examples")
     return 0
+

@@ -1,9 +1,10 @@
 """The base of the tasks whose head is dropout and one dense layer."""
 
 import keras
+import numpy as np
 
 from kzoo.layers.dropout import Dropout
-from kzoo.models.task import Task
+from kzoo.models.task import Task, label_lookup
 
 
 class ClassifierTask(Task):
@@ -28,6 +29,9 @@ class ClassifierTask(Task):
             the packed tensors).
         dropout: float. Dropout before the dense layer.
         activation: None (logits, the default) or "softmax".
+        label_names: None, or one name (str) per class: ``predict_labels``
+            and the exported ``labels`` output give names; kept in the
+            config (and so in presets and ``.keras`` files).
         **kwargs: ``keras.Model`` arguments (``name``, ...).
     """
 
@@ -35,12 +39,13 @@ class ClassifierTask(Task):
     output_name = "logits"
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
-                 activation=None, **kwargs):
+                 activation=None, label_names=None, **kwargs):
         if (not isinstance(num_classes, int) or isinstance(num_classes, bool)
                 or num_classes < 1):
             raise ValueError(
                 f"`num_classes` must be a positive int, got {num_classes!r}."
             )
+        label_names = check_label_names(label_names, num_classes)
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = Dropout(dropout, name="output_dropout")
@@ -56,6 +61,7 @@ class ClassifierTask(Task):
         self.num_classes = num_classes
         self.dropout = dropout
         self.activation = keras.activations.get(activation)
+        self.label_names = label_names
         self.compile()
 
     def _functional_graph(self, backbone):
@@ -89,10 +95,31 @@ class ClassifierTask(Task):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def serving_outputs(self, outputs):
+        """``logits`` and ``probabilities`` (only ``probabilities`` with an
+        activation), and the predicted ``labels`` (strings) when the task
+        has ``label_names``."""
         if self._outputs_logits():
-            return {"logits": outputs,
-                    "probabilities": keras.ops.softmax(outputs, axis=-1)}
-        return {"probabilities": outputs}
+            named = {"logits": outputs,
+                     "probabilities": keras.ops.softmax(outputs, axis=-1)}
+        else:
+            named = {"probabilities": outputs}
+        if self.label_names:
+            named["labels"] = label_lookup(
+                self.label_names, keras.ops.argmax(named["probabilities"], axis=-1))
+        return named
+
+    def names_of(self, ids):
+        """Label ids (nested lists or an int array) → the label names
+        (``None`` for an id of -1: no prediction); the ids as ints when the
+        task has no ``label_names``."""
+        ids = np.asarray(ids) if not isinstance(ids, list) else ids
+        if isinstance(ids, np.ndarray) and ids.ndim == 0:
+            ids = int(ids)
+        if isinstance(ids, (int, np.integer)):
+            if not self.label_names:
+                return int(ids)
+            return None if ids < 0 else self.label_names[int(ids)]
+        return [self.names_of(i) for i in ids]
 
     def get_config(self):
         config = super().get_config()
@@ -101,5 +128,33 @@ class ClassifierTask(Task):
             dropout=self.dropout,
             activation=None if self._outputs_logits()
             else keras.activations.serialize(self.activation),
+            label_names=list(self.label_names) if self.label_names else None,
         )
         return config
+
+
+def check_label_names(label_names, num_classes):
+    """``label_names`` as a tuple of ``num_classes`` distinct non-empty
+    strings, or None; a ``ValueError`` says what is wrong.
+
+    Example:
+    >>> check_label_names(["neg", "pos"], 2)
+    ('neg', 'pos')
+    """
+    if label_names is None:
+        return None
+    if isinstance(label_names, str):
+        raise TypeError("`label_names` must be a list of str (one per class), "
+                        f"got the string {label_names!r}.")
+    names = tuple(label_names)
+    bad = [n for n in names if not isinstance(n, str) or not n]
+    if bad:
+        raise ValueError(f"`label_names` must be non-empty strings, got {bad[:3]!r}.")
+    if len(names) != num_classes:
+        raise ValueError(f"`label_names` has {len(names)} names for "
+                         f"num_classes={num_classes}: give one name per class.")
+    if len(set(names)) != len(names):
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"`label_names` repeats {repeated}: each class needs its "
+                         "own name.")
+    return names

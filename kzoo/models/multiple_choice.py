@@ -82,5 +82,5 @@ class MultipleChoice(ClassifierTask):
     def get_config(self):
         config = super().get_config()
         # Fixed here (one score per choice, as a logit): not arguments.
-        del config["num_classes"], config["activation"]
+        del config["num_classes"], config["activation"], config["label_names"]
         return config

@@ -603,6 +603,12 @@ class Task(keras.Model):
         )
 
 
+def label_lookup(names, ids):
+    """The names of the label ``ids`` inside an exported graph: a string
+    tensor shaped like ``ids``."""
+    return tf.gather(tf.constant(list(names)), tf.cast(ids, "int32"))
+
+
 def _family_task(shape, source, load_task_head):
     """The task class ``shape.from_preset`` builds for ``source``: the
     preset's saved task when it is a ``shape``, else its family's."""

@@ -1,5 +1,8 @@
 """A classification head on any backbone: one label per text or text pair."""
 
+import keras
+import numpy as np
+
 from kzoo.api_export import kzoo_export
 from kzoo.models.classifier_task import ClassifierTask
 
@@ -13,6 +16,11 @@ class TextClassifier(ClassifierTask):
     position (GPT-1 reads its extract token). ``compile()`` defaults to Adam
     at 5e-5, sparse categorical cross-entropy on logits, and accuracy.
 
+    With ``num_classes=1`` it is a regressor (Hugging Face's
+    ``num_labels=1``; STS-B's similarity scores): one score per text, mean
+    squared error on float labels, and Pearson and Spearman correlations
+    as its metrics; the exported signature returns ``score``.
+
     Args:
         backbone: the family backbone.
         num_classes: int. Number of labels.
@@ -20,6 +28,19 @@ class TextClassifier(ClassifierTask):
             takes the packed tensors).
         dropout: float. Dropout before the output layer.
         activation: None (logits, the default) or "softmax".
+        label_names: None, or one name per class (see ``predict_labels``).
+
+    Example:
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "film"]
+    >>> pre = kzoo.models.BertClassifierPreprocessor(
+    ...     kzoo.models.BertTokenizer(vocabulary=vocab), sequence_length=8)
+    >>> backbone = kzoo.models.BertBackbone(
+    ...     vocabulary_size=8, num_layers=1, num_heads=2, hidden_dim=4,
+    ...     intermediate_dim=8, max_sequence_length=8)
+    >>> model = kzoo.models.BertClassifier(
+    ...     backbone, num_classes=2, preprocessor=pre, label_names=["neg", "pos"])
+    >>> [label in ("neg", "pos") for label in model.predict_labels(["a good film"])]
+    [True]
     """
 
     def serving_input_names(self):
@@ -27,3 +48,47 @@ class TextClassifier(ClassifierTask):
         if getattr(self.preprocessor, "num_segments", 1) == 2:
             return ("text", "text_pair")
         return ("text",)
+
+    @property
+    def is_regressor(self):
+        """True with ``num_classes=1``: one score per text."""
+        return self.num_classes == 1
+
+    def _default_loss(self):
+        if self.is_regressor:
+            return keras.losses.MeanSquaredError()
+        return super()._default_loss()
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs):
+        """Adam(5e-5); cross-entropy and accuracy, or for a regressor mean
+        squared error and the Pearson and Spearman correlations."""
+        if metrics == "auto" and self.is_regressor:
+            from kzoo.metrics import PearsonCorrelation, SpearmanCorrelation
+
+            metrics = [PearsonCorrelation(name="pearson"),
+                       SpearmanCorrelation(name="spearman")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def serving_outputs(self, outputs):
+        """``logits``, ``probabilities`` (and ``labels`` with label names);
+        a regressor's ``score`` ``[batch]``."""
+        if self.is_regressor:
+            return {"score": outputs[:, 0]}
+        return super().serving_outputs(outputs)
+
+    def predict_labels(self, x, batch_size=32):
+        """The predicted label of each text: its name with ``label_names``,
+        else its id (a regressor: its score).
+
+        Args:
+            x: what ``predict`` takes (strings, or a tuple of two string
+                batches for pairs).
+            batch_size: int.
+
+        Returns:
+            A list, one label per text.
+        """
+        outputs = np.asarray(self.predict(x, batch_size=batch_size, verbose=0))
+        if self.is_regressor:
+            return [float(v) for v in outputs[:, 0]]
+        return self.names_of(outputs.argmax(axis=-1))

@@ -62,6 +62,8 @@ class TokenClassifier(ClassifierTask):
             takes the packed tensors).
         dropout: float. Dropout before the output layer.
         activation: None (logits, the default) or "softmax".
+        label_names: None, or one tag name per class (``"B-PER"`` ...):
+            ``predict_word_labels`` and the exported ``labels`` give names.
     """
 
     def sequence_features(self, backbone_outputs, inputs):
@@ -116,8 +118,14 @@ class TokenClassifier(ClassifierTask):
             results.extend(word_predictions(logits, word_ids, num_words))
         return results
 
+    def predict_word_labels(self, words, batch_size=32):
+        """``predict_words`` with the label names (``label_names``; a word
+        the model did not see gets None). Without names, the ids."""
+        return self.names_of(self.predict_words(words, batch_size=batch_size))
+
     def serving_outputs(self, outputs):
-        """Per-position ``logits`` and ``probabilities`` (and ``predictions``)."""
+        """Per-position ``logits`` and ``probabilities``, ``predictions``
+        (and ``labels`` with label names)."""
         named = super().serving_outputs(outputs)
         named["predictions"] = keras.ops.argmax(named["probabilities"], axis=-1)
         return named

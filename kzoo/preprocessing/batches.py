@@ -200,6 +200,9 @@ def shuffled_epoch(data, epoch, batch_size, seed=0):
     engine) or a ``RawBatches`` (the Python engine); a task's ``fit``
     takes either.
 
+    Rows that are lists (sentences as word lists, and their per-word
+    labels; endings) stay Python lists, batched in a ``RawBatches``.
+
     The order depends only on ``(seed, epoch)``, not on how many epochs ran
     before in this process, so a resumed run sees each epoch's batches
     exactly as an uninterrupted one would.
@@ -209,6 +212,11 @@ def shuffled_epoch(data, epoch, batch_size, seed=0):
     >>> sorted(int(v) for batch in ds for v in np.asarray(batch))
     [0, 1, 2, 3, 4, 5]
     """
+    if _nested(data):  # word lists, endings: ragged rows for the Python engine
+        size = num_examples(data[0] if isinstance(data, tuple) else data)
+        order = np.random.default_rng([seed, epoch]).permutation(size)
+        members = data if isinstance(data, tuple) else (data,)
+        return RawBatches(tuple(take(v, order) for v in members), batch_size)
     arrays = _arrays(data)
     size = len(keras.tree.flatten(arrays)[0])
     order = np.random.default_rng([seed, epoch]).permutation(size)
@@ -216,6 +224,16 @@ def shuffled_epoch(data, epoch, batch_size, seed=0):
     if engine() == "python":
         return RawBatches(keras.tree.map_structure(_as_list, taken), batch_size)
     return tf.data.Dataset.from_tensor_slices(taken).batch(batch_size)
+
+
+def _nested(data):
+    """Whether a member of ``data`` is a list of lists (rows of words, of
+    endings): those go as Python lists, in ``RawBatches``."""
+    if isinstance(data, dict):
+        return any(_nested(v) for v in data.values())
+    if isinstance(data, tuple):
+        return any(_nested(v) for v in data)
+    return isinstance(data, list) and bool(data) and isinstance(data[0], (list, tuple))
 
 
 def _as_list(array):

@@ -8,5 +8,12 @@ recipe lives in its own folder (``kzoo.models.gpt.gpt_pretraining`` ...).
 """
 
 from kzoo.preprocessing.batches import shuffled_epoch  # noqa: F401
-from kzoo.training.data_files import read_documents, read_labeled_file  # noqa: F401
+from kzoo.training.data_files import (  # noqa: F401
+    read_choices_file,
+    read_documents,
+    read_labeled_file,
+    read_scored_file,
+    read_squad_file,
+    read_tagged_file,
+)
 from kzoo.training.resumable_fit import resumable_fit  # noqa: F401
