@@ -38,9 +38,12 @@ class SpearmanCorrelation(keras.metrics.Metric):
     is NaN, never a number computed on part of the data: raise `capacity`
     to the number of values. Each `result()` sorts both whole buffers, and
     Keras asks for the result after every step, so a capacity far above
-    that number costs time for nothing. Under a `tf.distribute` strategy
-    with several replicas, the replicas' buffers would be added up, not
-    joined: compute this metric on one replica (or on `predict`'s output).
+    that number costs time for nothing. The replicas of a `tf.distribute`
+    strategy cannot join their buffers (Keras adds metric variables up):
+    there the variables are made with `aggregation="none"`, so that
+    `update_state` fails ("Could not convert from `tf.VariableAggregation`
+    ... NONE") instead of giving a wrong number; compute this metric on
+    one replica, or on `predict`'s output.
 
     `sample_weight` is refused: ranks of weighted values have no single
     definition. To leave values out, drop them from the batch. The result
@@ -75,13 +78,14 @@ class SpearmanCorrelation(keras.metrics.Metric):
         self.capacity = capacity
         self.true_values = self.add_variable(
             shape=(capacity,), initializer="zeros", dtype=self.dtype,
-            name="true_values")
+            name="true_values", aggregation="none")  # see the docstring
         self.pred_values = self.add_variable(
             shape=(capacity,), initializer="zeros", dtype=self.dtype,
-            name="pred_values")
+            name="pred_values", aggregation="none")
         # Every value seen, also those past the capacity (the result is NaN then).
         self.count = self.add_variable(
-            shape=(), initializer="zeros", dtype="int32", name="count")
+            shape=(), initializer="zeros", dtype="int32", name="count",
+            aggregation="none")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if sample_weight is not None:

@@ -1,6 +1,10 @@
 """`kzoo.metrics.PearsonCorrelation` against `scipy.stats.pearsonr` on the
-concatenated batches: standalone, with weights, and inside `model.fit` /
-`model.evaluate` on the current backend."""
+concatenated batches: standalone, with weights, inside `model.fit` /
+`model.evaluate` on the current backend, and over the replicas of a
+`tf.distribute` strategy."""
+
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -103,3 +107,31 @@ def test_inside_fit_and_evaluate():
         logs["weighted_pearson"],
         stats.pearsonr(np.repeat(y, repeats), np.repeat(prediction, repeats)).statistic,
         rtol=1e-5, atol=1e-6)
+
+
+# Under a tf.distribute strategy, in a fresh process (TensorFlow's devices are
+# split into logical CPUs before it initializes them).
+_MIRRORED = """
+import numpy as np, keras, scipy.stats
+import kzoo
+strategy = kzoo.distribution.mirrored_strategy(logical_cpus=2)
+assert strategy.num_replicas_in_sync == 2
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 3)).astype("float32")
+y = (x.sum(-1) + rng.normal(size=64)).astype("float32")
+with strategy.scope():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(loss="mse", metrics=[kzoo.metrics.PearsonCorrelation()])
+logs = model.evaluate(x, y, batch_size=16, verbose=0, return_dict=True)
+prediction = model.predict(x, verbose=0)[:, 0]
+np.testing.assert_allclose(logs["pearson_correlation"],
+                           scipy.stats.pearsonr(y, prediction).statistic, rtol=1e-5)
+print("sums added over replicas")
+"""
+
+
+@pytest.mark.backends("tensorflow")
+def test_replicas_of_a_mirrored_strategy_add_up():
+    result = subprocess.run([sys.executable, "-c", _MIRRORED], capture_output=True,
+                            text=True, timeout=300)
+    assert "sums added over replicas" in result.stdout, result.stderr[-3000:]

@@ -1,6 +1,10 @@
 """`kzoo.metrics.SpearmanCorrelation` against `scipy.stats.spearmanr` (ties
 averaged) on the concatenated batches: standalone, at its capacity, and
-inside `model.fit` / `model.evaluate` on the current backend."""
+inside `model.fit` / `model.evaluate` on the current backend; refused by the
+replicas of a `tf.distribute` strategy."""
+
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -122,3 +126,28 @@ def test_inside_fit_and_evaluate():
     again = model.evaluate(x, y, batch_size=11, verbose=0, return_dict=True)
     np.testing.assert_allclose(again["spearman_correlation"],
                                logs["spearman_correlation"], rtol=1e-6)
+
+
+# Under a tf.distribute strategy, in a fresh process (TensorFlow's devices are
+# split into logical CPUs before it initializes them).
+_MIRRORED = """
+import numpy as np, keras
+import kzoo
+strategy = kzoo.distribution.mirrored_strategy(logical_cpus=2)
+with strategy.scope():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(loss="mse", metrics=[kzoo.metrics.SpearmanCorrelation(capacity=64)])
+try:
+    model.evaluate(np.zeros((8, 3)), np.zeros(8), batch_size=4, verbose=0)
+except ValueError as error:
+    assert "VariableAggregation" in str(error), error
+    print("refused")
+"""
+
+
+@pytest.mark.backends("tensorflow")
+def test_replicas_of_a_mirrored_strategy_fail_loudly():
+    # Two replicas' buffers cannot be joined: an error, not a wrong number.
+    result = subprocess.run([sys.executable, "-c", _MIRRORED], capture_output=True,
+                            text=True, timeout=300)
+    assert "refused" in result.stdout, result.stderr[-3000:]
