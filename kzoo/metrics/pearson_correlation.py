@@ -27,20 +27,23 @@ class PearsonCorrelation(keras.metrics.Metric):
     squares and their products), so batches can come in any order and
     size, the metric runs inside `model.fit` and `model.evaluate` on every
     backend (JAX's stateless metrics included), and the replicas of a
-    `tf.distribute` strategy add up. The sums are kept in `dtype`: in
-    float32, values whose mean is large next to their spread (say, a mean
-    of 1000 and a standard deviation of 1) lose precision; center them
-    first, or pass `dtype="float64"` on TensorFlow or PyTorch.
+    `tf.distribute` strategy add up.
 
     `sample_weight` (non-negative, one per value or one per row) weighs
     each pair: an integer weight counts as that many copies of the pair,
     and weight 0 leaves it out. The result is NaN while the correlation is
     undefined: fewer than two distinct pairs, or a constant `y_true` or
-    `y_pred` (as scipy returns NaN for constant input); a variance below
-    128 machine epsilons of the mean square (in float32, a standard
-    deviation below about 0.4% of the mean) counts as constant, being
-    rounding noise of the sums. The result is clipped to [-1, 1] like
-    scipy's.
+    `y_pred` (as scipy returns NaN for constant input). It is clipped to
+    [-1, 1] like scipy's.
+
+    Precision: the sums are kept in `dtype`, and a variance is a
+    difference of two of them, so values whose spread is small next to
+    their mean lose digits. A variance below 128 machine epsilons of the
+    mean square is rounding noise and counts as constant (NaN): in
+    float32, a standard deviation below about 0.4% of the mean (say, a
+    mean of 1000 and a standard deviation of 1). Center such values first,
+    or pass `dtype="float64"` on TensorFlow or PyTorch (JAX computes in
+    float32 unless `jax_enable_x64` is set).
 
     Args:
         dtype: a float dtype for the sums and the result. Defaults to
@@ -88,7 +91,8 @@ class PearsonCorrelation(keras.metrics.Metric):
         sxx = xx - x * x / safe_n
         syy = yy - y * y / safe_n
         sxy = xy - x * y / safe_n
-        tolerance = 128 * _EPSILON[self.dtype]
+        # The dtype the backend computes in (JAX may hold float64 as float32).
+        tolerance = 128 * _EPSILON[keras.backend.standardize_dtype(n.dtype)]
         defined = ops.logical_and(ops.greater(sxx, tolerance * xx),
                                   ops.greater(syy, tolerance * yy))
         denominator = sxx * syy

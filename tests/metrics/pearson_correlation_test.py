@@ -73,6 +73,37 @@ def test_undefined_is_nan_and_reset_starts_over():
     np.testing.assert_allclose(float(metric.result()), -1.0, atol=1e-6)
 
 
+def _far_from_zero():
+    rng = np.random.default_rng(5)
+    x = 1000 + rng.normal(size=2000)
+    return x, x + rng.normal(size=2000)
+
+
+def test_float32_spread_below_rounding_is_nan():
+    # A standard deviation of 0.1% of the mean is below what float32 sums
+    # resolve: NaN (counted as constant), not a noisy number.
+    x, y = _far_from_zero()
+    metric = PearsonCorrelation()
+    for i in range(0, len(x), 100):
+        metric.update_state(x[i:i + 100], y[i:i + 100])
+    assert np.isnan(float(metric.result()))
+    metric.reset_state()  # centered, the same data is fine
+    for i in range(0, len(x), 100):
+        metric.update_state(x[i:i + 100] - 1000, y[i:i + 100] - 1000)
+    np.testing.assert_allclose(float(metric.result()),
+                               stats.pearsonr(x, y).statistic, rtol=1e-5)
+
+
+@pytest.mark.backends("tensorflow", "torch")  # JAX holds float64 as float32
+def test_float64_sums():
+    x, y = _far_from_zero()
+    metric = PearsonCorrelation(dtype="float64")
+    for i in range(0, len(x), 100):
+        metric.update_state(x[i:i + 100], y[i:i + 100])
+    np.testing.assert_allclose(float(metric.result()),
+                               stats.pearsonr(x, y).statistic, rtol=1e-8)
+
+
 def test_serialization():
     metric = PearsonCorrelation(name="pcc")
     restored = keras.saving.deserialize_keras_object(
