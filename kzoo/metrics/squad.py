@@ -61,9 +61,9 @@ def squad_scores(predictions, answers):
     Empty strings follow v1.1, not v2.0: when a prediction and a gold
     answer both normalize to nothing ("", "the", "!"), their exact match
     is 1 but their F1 is 0, because they share no token. (SQuAD v2.0's
-    script, and `transformers.data.metrics.squad_metrics.compute_f1`, give
-    that pair an F1 of 1, since v2.0 uses the empty answer for
-    "unanswerable".)
+    script, and the ports that follow it, such as torchmetrics' `squad`
+    and transformers 4's `squad_metrics.compute_f1`, give that pair an F1
+    of 1, since v2.0 uses the empty answer for "unanswerable".)
 
     Args:
         predictions: list of str. One predicted answer per question.
