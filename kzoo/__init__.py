@@ -16,12 +16,14 @@ import sys
 from kzoo.version import __version__  # noqa: F401
 
 _SUBPACKAGES = ("analysis", "callbacks", "datasets", "distribution", "export",
-                "layers", "losses", "metrics", "models", "ops", "preprocessing",
-                "presets", "samplers", "testing", "tokenizers", "training")
+                "layers", "losses", "metrics", "models", "ops", "pipelines",
+                "preprocessing", "presets", "samplers", "testing", "tokenizers",
+                "training")
 # Top-level names that are not model classes, and where they live.
 _NAMES = {
     "list_presets": "kzoo.presets",
     "OfflineError": "kzoo.presets.errors",
+    "pipeline": "kzoo.pipelines",
     "PresetError": "kzoo.presets.errors",
     "Tokenizer": "kzoo.tokenizers",
 }
