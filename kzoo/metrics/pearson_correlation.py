@@ -12,6 +12,15 @@ _EPSILON = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23,
             "float64": 2.0**-52}
 
 
+def _check_sizes(y_true, y_pred, name):
+    """Equal numbers of values, where the shapes say so before running."""
+    true_size, pred_size = y_true.shape[0], y_pred.shape[0]
+    if None not in (true_size, pred_size) and true_size != pred_size:
+        raise ValueError(
+            f"{name}: `y_true` has {true_size} values but `y_pred` has "
+            f"{pred_size}; pass one prediction per target.")
+
+
 @kzoo_export("kzoo.metrics.PearsonCorrelation")
 class PearsonCorrelation(keras.metrics.Metric):
     """Pearson's correlation coefficient of `y_pred` with `y_true`, over
@@ -72,10 +81,14 @@ class PearsonCorrelation(keras.metrics.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_pred = ops.cast(y_pred, self.dtype)
         y_true = ops.reshape(ops.cast(y_true, self.dtype), (-1,))
+        _check_sizes(y_true, ops.reshape(y_pred, (-1,)), self.name)
         weight = ops.ones_like(y_pred)
         if sample_weight is not None:
             sample_weight = ops.cast(sample_weight, self.dtype)
-            while len(sample_weight.shape) < len(y_pred.shape):
+            rank = len(y_pred.shape)
+            while len(sample_weight.shape) > rank and sample_weight.shape[-1] == 1:
+                sample_weight = ops.squeeze(sample_weight, -1)
+            while len(sample_weight.shape) < rank:
                 sample_weight = ops.expand_dims(sample_weight, -1)
             weight = weight * sample_weight
         y_pred, weight = ops.reshape(y_pred, (-1,)), ops.reshape(weight, (-1,))
@@ -95,9 +108,10 @@ class PearsonCorrelation(keras.metrics.Metric):
         tolerance = 128 * _EPSILON[keras.backend.standardize_dtype(n.dtype)]
         defined = ops.logical_and(ops.greater(sxx, tolerance * xx),
                                   ops.greater(syy, tolerance * yy))
-        denominator = sxx * syy
-        safe = ops.where(defined, denominator, ops.ones_like(denominator))
-        correlation = ops.clip(sxy / ops.sqrt(safe), -1.0, 1.0)
+        safe_sxx = ops.where(defined, sxx, ops.ones_like(sxx))
+        safe_syy = ops.where(defined, syy, ops.ones_like(syy))
+        correlation = ops.clip(
+            sxy / (ops.sqrt(safe_sxx) * ops.sqrt(safe_syy)), -1.0, 1.0)
         return ops.where(defined, correlation,
                          ops.full_like(correlation, float("nan")))
 

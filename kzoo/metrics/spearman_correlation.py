@@ -97,6 +97,11 @@ class SpearmanCorrelation(keras.metrics.Metric):
                 "`weighted_metrics=`).")
         y_true = ops.reshape(ops.cast(y_true, self.dtype), (-1,))
         y_pred = ops.reshape(ops.cast(y_pred, self.dtype), (-1,))
+        true_size, size = y_true.shape[0], y_pred.shape[0]
+        if None not in (true_size, size) and true_size != size:
+            raise ValueError(
+                f"{self.name}: `y_true` has {true_size} values but `y_pred` "
+                f"has {size}; pass one prediction per target.")
         size = ops.shape(y_pred)[0]
         if isinstance(size, int) and size > self.capacity:
             raise ValueError(
@@ -135,8 +140,10 @@ class SpearmanCorrelation(keras.metrics.Metric):
             ops.logical_and(ops.greater(sxx, 0), ops.greater(syy, 0)),
             ops.logical_and(ops.less_equal(count, self.capacity),
                             ops.logical_not(has_nan)))
-        safe = ops.where(defined, sxx * syy, ops.ones_like(sxx))
-        correlation = ops.clip(sxy / ops.sqrt(safe), -1.0, 1.0)
+        safe_sxx = ops.where(defined, sxx, ops.ones_like(sxx))
+        safe_syy = ops.where(defined, syy, ops.ones_like(syy))
+        correlation = ops.clip(
+            sxy / (ops.sqrt(safe_sxx) * ops.sqrt(safe_syy)), -1.0, 1.0)
         return ops.where(defined, correlation,
                          ops.full_like(correlation, float("nan")))
 

@@ -104,6 +104,17 @@ def test_float64_sums():
                                stats.pearsonr(x, y).statistic, rtol=1e-8)
 
 
+def test_mismatched_sizes_and_column_weights():
+    metric = PearsonCorrelation()
+    with pytest.raises(ValueError, match="`y_true` has 1 values but `y_pred` has 3"):
+        metric.update_state([1.0], [1.0, 2.0, 3.0])
+    # Weights of shape [batch, 1] with [batch] values weigh the rows.
+    metric.update_state([1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 9.0],
+                        sample_weight=np.array([[1.0], [1.0], [1.0], [0.0]]))
+    np.testing.assert_allclose(float(metric.result()),
+                               stats.pearsonr([1, 2, 3], [1, 3, 2]).statistic, rtol=1e-6)
+
+
 def test_serialization():
     metric = PearsonCorrelation(name="pcc")
     restored = keras.saving.deserialize_keras_object(

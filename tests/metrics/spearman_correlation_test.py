@@ -92,6 +92,8 @@ def test_errors_name_the_problem():
         metric.update_state([1.0, 2.0], [1.0, 2.0], sample_weight=[1.0, 1.0])
     with pytest.raises(ValueError, match=r"5 values does not fit .*capacity=\.\.\."):
         metric.update_state(np.zeros(5), np.zeros(5))
+    with pytest.raises(ValueError, match="`y_true` has 2 values but `y_pred` has 3"):
+        metric.update_state([1.0, 2.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="`capacity` must be an int of at least 2"):
         SpearmanCorrelation(capacity=1)
 
