@@ -57,7 +57,8 @@ class TextGenerationPipeline(Pipeline):
         prompts, single = as_list(inputs, "prompts")
         new_tokens = _check_new_tokens(max_new_tokens or self.max_new_tokens)
         full = self.return_full_text if return_full_text is None else return_full_text
-        preprocessor, context = self.model.preprocessor, self.model.backbone.max_sequence_length
+        preprocessor = self.model.preprocessor
+        context = self.model.backbone.max_sequence_length
         results = []
         for chunk in batches(prompts, self.batch_size):
             rows = preprocessor.generate_preprocess(chunk, context)
