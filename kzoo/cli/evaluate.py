@@ -105,7 +105,8 @@ def _scores(model, args):
         names = model.label_names or [str(i) for i in range(model.num_classes)]
         gold = [[names[t] for t in row] for row in tags]
         guess = [[names[t] if t >= 0 else "O" for t in row] for row in predicted]
-        scores = metrics.entity_scores(gold, guess)
+        bioes = any(t[:2] in ("S-", "E-") for t in names)
+        scores = metrics.entity_scores(gold, guess, scheme="BIOES" if bioes else "IOB2")
         correct = sum(g == p for a, b in zip(gold, guess) for g, p in zip(a, b))
         total = sum(len(row) for row in gold)
         print(f"entity precision {scores['precision']:.4f}, recall "
@@ -132,7 +133,8 @@ def _scores(model, args):
         predicted = np.asarray(model.predict(x, batch_size=args.batch_size,
                                              verbose=0))[:, 0]
         values = []
-        for metric in (metrics.PearsonCorrelation(), metrics.SpearmanCorrelation()):
+        for metric in (metrics.PearsonCorrelation(),
+                       metrics.SpearmanCorrelation(capacity=max(len(y), 1))):
             metric.update_state(y, predicted)
             values.append(float(metric.result()))
         print(f"Pearson {values[0]:.4f}, Spearman {values[1]:.4f} ({len(y)} examples)")

@@ -54,7 +54,9 @@ def test_bad_label_names(names, message):
 def test_regression_trains_on_scores_and_reports_correlations():
     model = classifier(1)
     model.compile(optimizer=keras.optimizers.Adam(1e-2))
-    scores = np.array([4.5, 5.0, 1.0, 0.5, 4.0, 1.5, 3.5, 2.0], "float32")
+    # Centred scores: a barely trained head predicts values close to one
+    # another, which float32 correlation sums resolve only around zero.
+    scores = np.array([4.5, 5.0, 1.0, 0.5, 4.0, 1.5, 3.5, 2.0], "float32") - 2.75
     history = model.fit(TEXTS, scores, batch_size=4, epochs=15, verbose=0).history
     assert history["loss"][-1] < history["loss"][0]
     assert {"pearson", "spearman"} <= set(history)
