@@ -213,7 +213,7 @@ def print_table(results, args):
             continue
         line = f"batch {b}: "
         if other:
-            line += f"kzoo best / best other = {top / other:.2f}x (issue #17: >= 1.3); "
+            line += f"kzoo best / best other = {top / other:.2f}x; "
         slowest = min(kzoo_rows)
         line += (f"slowest kzoo backend ({slowest[1]}) is {top / slowest[0]:.2f}x "
                  "behind kzoo's best (target <= 3x)")
