@@ -12,6 +12,15 @@ _EPSILON = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23,
             "float64": 2.0**-52}
 
 
+def correlation(sxx, syy, sxy, defined):
+    """``sxy / sqrt(sxx * syy)`` (centred sums of squares and products),
+    clipped to [-1, 1], where ``defined``; NaN elsewhere."""
+    safe_sxx = ops.where(defined, sxx, ops.ones_like(sxx))
+    safe_syy = ops.where(defined, syy, ops.ones_like(syy))
+    value = ops.clip(sxy / (ops.sqrt(safe_sxx) * ops.sqrt(safe_syy)), -1.0, 1.0)
+    return ops.where(defined, value, ops.full_like(value, float("nan")))
+
+
 def _check_sizes(y_true, y_pred, name):
     """Equal numbers of values, where the shapes say so before running."""
     true_size, pred_size = y_true.shape[0], y_pred.shape[0]
@@ -108,12 +117,7 @@ class PearsonCorrelation(keras.metrics.Metric):
         tolerance = 128 * _EPSILON[keras.backend.standardize_dtype(n.dtype)]
         defined = ops.logical_and(ops.greater(sxx, tolerance * xx),
                                   ops.greater(syy, tolerance * yy))
-        safe_sxx = ops.where(defined, sxx, ops.ones_like(sxx))
-        safe_syy = ops.where(defined, syy, ops.ones_like(syy))
-        correlation = ops.clip(
-            sxy / (ops.sqrt(safe_sxx) * ops.sqrt(safe_syy)), -1.0, 1.0)
-        return ops.where(defined, correlation,
-                         ops.full_like(correlation, float("nan")))
+        return correlation(sxx, syy, sxy, defined)
 
     def reset_state(self):
         for total in self.sums:

@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.metrics.pearson_correlation import correlation
 
 
 def _average_ranks(values, count):
@@ -140,12 +141,7 @@ class SpearmanCorrelation(keras.metrics.Metric):
             ops.logical_and(ops.greater(sxx, 0), ops.greater(syy, 0)),
             ops.logical_and(ops.less_equal(count, self.capacity),
                             ops.logical_not(has_nan)))
-        safe_sxx = ops.where(defined, sxx, ops.ones_like(sxx))
-        safe_syy = ops.where(defined, syy, ops.ones_like(syy))
-        correlation = ops.clip(
-            sxy / (ops.sqrt(safe_sxx) * ops.sqrt(safe_syy)), -1.0, 1.0)
-        return ops.where(defined, correlation,
-                         ops.full_like(correlation, float("nan")))
+        return correlation(sxx, syy, sxy, defined)
 
     def reset_state(self):
         self.true_values.assign(ops.zeros((self.capacity,), dtype=self.dtype))
