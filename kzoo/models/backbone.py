@@ -1,5 +1,7 @@
 """Base class of every kzoo backbone."""
 
+import contextlib
+import gc
 import warnings
 
 import keras
@@ -37,7 +39,27 @@ def quantize_model(model, keras_quantize, modes, mode, config, **kwargs):
                          f"{modes}, got {mode!r}.")
     with warnings.catch_warnings():  # "Layer X does not have a quantize method"
         warnings.filterwarnings("ignore", message=".*does not have a `quantize`")
-        keras_quantize(mode, config=config, **kwargs)
+        with _one_garbage_collection():
+            keras_quantize(mode, config=config, **kwargs)
+
+
+@contextlib.contextmanager
+def _one_garbage_collection():
+    """One ``gc.collect()`` at the end instead of one per replaced kernel.
+
+    Keras' ``Layer.__delattr__`` runs a full collection each time a layer
+    drops a variable (so that the device frees the float kernel at once);
+    ``quantize`` drops one per layer, and a full collection costs more the
+    more objects the process holds. The float kernels are freed all the same,
+    by the single collection that follows.
+    """
+    collect = gc.collect
+    gc.collect = lambda *args, **kwargs: 0
+    try:
+        yield
+    finally:
+        gc.collect = collect
+        gc.collect()
 
 
 @kzoo_export("kzoo.models.Backbone")
