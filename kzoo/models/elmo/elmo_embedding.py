@@ -141,8 +141,10 @@ class ElmoEmbedding(keras.layers.Layer):
         training: applies ``dropout`` when True.
 
     Returns:
-        ``[batch, tokens, 2 * projection_dim]`` floats, zero on padding,
-        with a ``[batch, tokens]`` mask; a list of
+        ``[batch, tokens, 2 * projection_dim]`` floats, zero on padding
+        (as in AllenNLP, not so where ``do_layer_norm`` and
+        ``keep_sentence_boundaries`` are both set), with a ``[batch,
+        tokens]`` mask (``tokens + 2`` with the boundaries); a list of
         ``num_output_representations`` such tensors when it is above 1.
 
     Example:
