@@ -1,13 +1,17 @@
-"""ELMo features next to word embeddings in a small Keras classifier.
+"""ELMo at the input and the output of a task BiLSTM, in a small classifier.
 
-The recipe of the ELMo paper (and TagLM): a task model with its own word
-embeddings gets, concatenated to them, the ELMo vector of each token: the
-pretrained biLM frozen, only the task-specific ``ScalarMix`` (softmax weights
-``s`` and scale ``gamma``) trained with the task. Here the task is the 200
-Pang & Lee movie-review sentences that ship with gensim (160 to train, 40
-held out); two models are trained with ``fit`` on the same ``tf.data``
-pipeline, one with word embeddings only and one with word embeddings +
-``ElmoEmbedding``, and their held-out accuracies and the learned mix weights
+The recipe of the ELMo paper for its sentiment model (the biattentive
+classification network) and for SQuAD and SNLI: the pretrained biLM, frozen,
+gives two ELMo vectors per token, each with its own task-specific
+``ScalarMix`` (softmax weights ``s`` and scale ``gamma``, trained with the
+task) and dropout 0.5 (``ElmoEmbedding(num_output_representations=2,
+dropout=0.5)``, AllenNLP's ``Elmo`` options). The first is concatenated to the
+task's own word embeddings at the BiLSTM's input, the second to the BiLSTM's
+outputs; a masked average over the tokens then feeds the classifier. Here the
+task is the 200 Pang & Lee movie-review sentences that ship with gensim (160
+to train, 40 held out); two models are trained with ``fit`` on the same
+``tf.data`` pipeline, one with word embeddings only and one with ELMo at the
+input and output, and their held-out accuracies and the learned mix weights
 are printed. Masks flow from both embeddings through the BiLSTM.
 
 The biLM comes from ``--preset``: a kzoo preset (e.g. the one
@@ -35,13 +39,19 @@ from kzoo.tokenizers import WordTokenizer, compute_word_vocabulary
 
 
 def build(embedding, vocabulary_size, word_dim=32, units=32):
+    """The task model; ``embedding`` (an ``ElmoEmbedding`` with two
+    representations, or None) adds ELMo at the BiLSTM's input and output."""
     character_ids = keras.Input((None, 50), dtype="int32", name="character_ids")
     word_ids = keras.Input((None,), dtype="int32", name="word_ids")
     x = keras.layers.Embedding(vocabulary_size, word_dim, mask_zero=True,
                                name="word_embedding")(word_ids)
     if embedding is not None:
-        x = keras.layers.Concatenate()([x, embedding(character_ids)])
-    x = keras.layers.Bidirectional(keras.layers.LSTM(units))(x)
+        elmo_input, elmo_output = embedding(character_ids)
+        x = keras.layers.Concatenate()([x, elmo_input])
+    x = keras.layers.Bidirectional(keras.layers.LSTM(units, return_sequences=True))(x)
+    if embedding is not None:
+        x = keras.layers.Concatenate()([x, elmo_output])
+    x = keras.layers.GlobalAveragePooling1D()(x)  # over the real tokens (masked)
     x = keras.layers.Dropout(0.3)(x)
     outputs = keras.layers.Dense(1, activation="sigmoid")(x)
     model = keras.Model({"character_ids": character_ids, "word_ids": word_ids}, outputs)
@@ -99,19 +109,23 @@ def main(argv=None):
 
         args.preset = str(allennlp_elmo_fixture())
     print(f"biLM: {args.preset}; {len(vocabulary)} words in the task vocabulary")
-    for name, use_elmo in (("word embeddings", False), ("word embeddings + ELMo", True)):
+    for name, use_elmo in (("word embeddings", False),
+                           ("word embeddings + ELMo (input and output)", True)):
         keras.utils.set_random_seed(args.seed)
-        embedding = ElmoEmbedding.from_preset(args.preset) if use_elmo else None
+        embedding = None
+        if use_elmo:
+            embedding = ElmoEmbedding.from_preset(
+                args.preset, num_output_representations=2, dropout=0.5)
         model = build(embedding, len(vocabulary))
         model.fit(dataset(train, True), epochs=args.epochs, verbose=0, shuffle=False)
         _, accuracy = model.evaluate(dataset(test, False), verbose=0)
-        line = f"{name:<24} held-out accuracy {accuracy:.3f}"
+        print(f"{name:<42} held-out accuracy {accuracy:.3f}")
         if embedding is not None:
-            mix = embedding.scalar_mix
-            weights = keras.ops.convert_to_numpy(keras.ops.softmax(mix.scalar_weights))
-            line += (f"; mix weights {[round(float(w), 3) for w in weights]}, "
-                     f"gamma {float(keras.ops.convert_to_numpy(mix.gamma)):.3f}")
-        print(line)
+            for place, mix in zip(("input", "output"), embedding.scalar_mixes):
+                weights = keras.ops.convert_to_numpy(keras.ops.softmax(mix.scalar_weights))
+                print(f"  ELMo at the {place}: mix weights "
+                      f"{[round(float(w), 3) for w in weights]}, "
+                      f"gamma {float(keras.ops.convert_to_numpy(mix.gamma)):.3f}")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ SMOKE = {
     "pretrain_bert": "reloaded preset (held out)",
     "pretrain_elmo": 'cosine similarity of "bank"',
     "train_word2vec": "| kzoo (",
-    "elmo_sentiment": "word embeddings + ELMo",
+    "elmo_sentiment": "ELMo at the output: mix weights",
     "polysemy": 'cosine of "bank"',
     "distributed_finetune": "held-out accuracy",
 }

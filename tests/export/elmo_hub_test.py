@@ -15,6 +15,8 @@ from kzoo.export import saved_model
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
 from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
+from kzoo.preprocessing import CharacterIds
+from kzoo.testing import to_numpy
 
 TINY = dict(num_layers=2, hidden_dim=8, projection_dim=4, filters=((1, 4), (2, 4)),
             character_dim=3, max_word_length=12, dropout=0.0)
@@ -116,3 +118,36 @@ def test_a_backbone_serves_as_an_embedding_with_an_equal_mix():
 def test_bad_models_are_refused(tmp_path):
     with pytest.raises(TypeError, match="serving_endpoints"):
         saved_model(keras.layers.Dense(2), str(tmp_path / "x"))
+
+
+def test_every_representation_is_served(tmp_path):
+    backbone = ElmoBackbone(**TINY)
+    vocabulary = ["@@PADDING@@", "the", "river", "bank", "a", "loan"]
+    embedding = ElmoEmbedding(backbone, num_output_representations=2, dropout=0.5,
+                              do_layer_norm=True, vocab_to_cache=vocabulary)
+    embedding.build((None, None))
+    embedding.scalar_mixes[1].scalar_weights.assign(np.array([1.0, -1.0, 0.0], "float32"))
+    embedding.scalar_mixes[1].gamma.assign(2.0)
+    path = saved_model(embedding, str(tmp_path / "elmo"))
+    served = serve(path, in_process=keras.config.backend() != "tensorflow")
+    assert sorted(served["default"]) == sorted(served["tokens"]) == sorted(
+        OUTPUTS + ["elmo_1"])
+
+    # Strings are served through the characters (words outside the cache
+    # work), without dropout.
+    by_characters = ElmoEmbedding(backbone, num_output_representations=2,
+                                  do_layer_norm=True)
+    by_characters.build((None, None, 12))
+    for mix, source in zip(by_characters.scalar_mixes, embedding.scalar_mixes):
+        mix.set_weights(source.get_weights())
+    characters = CharacterIds(max_word_length=12)
+    expected = [to_numpy(x) for x in by_characters(characters(SENTENCES)["character_ids"])]
+    np.testing.assert_allclose(np.array(served["default"]["elmo"]), expected[0], atol=1e-5)
+    np.testing.assert_allclose(np.array(served["default"]["elmo_1"]), expected[1], atol=1e-5)
+    assert not np.allclose(expected[0], expected[1])
+
+    # In Keras the cached words' ids give the character path's vectors.
+    words = np.array([[1, 2, 3], [4, 3, 5]], "int32")
+    pair = by_characters(characters(["the river bank", "a bank loan"])["character_ids"])
+    for got, want in zip(embedding(words), pair):
+        np.testing.assert_allclose(to_numpy(got), to_numpy(want), atol=1e-5)

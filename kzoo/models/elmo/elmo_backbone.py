@@ -201,11 +201,39 @@ class ElmoBackbone(Backbone):
 
     def _compute(self, character_ids, padding_mask, states=None, training=None):
         """The forward pass, from optional initial states; see call_with_states."""
-        mask = ops.cast(padding_mask, "bool")
+        tokens = self.token_embeddings(character_ids)
+        return self.contextual_layers(tokens, padding_mask, states=states, training=training)
+
+    def token_embeddings(self, character_ids):
+        """The context-free token layer: character CNN, highway layers and
+        projection, for every position (padding positions included).
+
+        Args:
+            character_ids: int ``[..., max_word_length]``.
+
+        Returns:
+            float ``[..., projection_dim]``.
+        """
         x = self.character_cnn(character_ids)
         for layer in self.highway_layers:
             x = layer(x)
-        tokens = self.token_projection(x)
+        return self.token_projection(x)
+
+    def contextual_layers(self, tokens, padding_mask, states=None, training=None):
+        """The LSTM stack on given token vectors (``token_embeddings``'
+        output, or vectors cached from it).
+
+        Args:
+            tokens: float ``[batch, tokens, projection_dim]``.
+            padding_mask: bool or int ``[batch, tokens]``.
+            states: optional initial states (see ``call_with_states``).
+            training: applies ``dropout`` to the LSTM inputs when True.
+
+        Returns:
+            ``(outputs, final_states)``: the backbone's output dict and the
+            LSTMs' final states.
+        """
+        mask = ops.cast(padding_mask, "bool")
         tokens = tokens * ops.expand_dims(ops.cast(mask, tokens.dtype), -1)
         outputs = {"token_output": tokens}
         final_states = []
