@@ -9,9 +9,9 @@ tokens, so 22 positions with <S> and </S>):
     small  LSTM 1024 cells / 128 projections, filters [[1,32],[2,32],[3,64],
            [4,128],[5,256]] (512), 1 highway layer
 
-The issue's reference: AllenNLP 2.10 (torch) at 15 sentences/s (full) and
-156 (small) on its machine; AllenNLP cannot be installed beside this stack
-(it pins torch < 1.13), so it is not a row here: compare with those figures.
+Reference: AllenNLP 2.10 (torch), whose published speed is ``REFERENCE``
+(sentences/s, measured on another machine); AllenNLP cannot be installed
+beside this stack (it pins torch < 1.13), so it is not a row here.
 
 ``--lstm-loop`` instead times one full-size LSTM layer (4096/512, batch 32 x
 22 steps) run two ways on each backend: ``ProjectedLSTM`` (one input matmul
@@ -47,7 +47,7 @@ SIZES = {
     "tiny": dict(num_layers=2, hidden_dim=64, projection_dim=16,
                  filters=[[1, 4], [2, 8], [3, 16]], num_highway_layers=1),
 }
-REFERENCE = {"full": 15.0, "small": 156.0}  # AllenNLP 2.10, from the issue
+REFERENCE = {"full": 15.0, "small": 156.0}  # AllenNLP 2.10, sentences/s
 
 
 def _sentences(batch, words, seed=0):

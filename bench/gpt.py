@@ -1,6 +1,6 @@
 """Benchmark kzoo's GPT generation against keras-hub and transformers.
 
-Config (the issue's): GPT-2 architecture, 6 layers, hidden 512, 8 heads, FFN
+Config: GPT-2 architecture, 6 layers, hidden 512, 8 heads, FFN
 2048, vocabulary 50257, context 1024, random weights; prompts of 32 random
 tokens, 128 new tokens, greedy, no stop token (every row makes all 128), at
 batch 1 and batch 8. Measures new tokens/s (batch x 128 / seconds per
