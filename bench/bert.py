@@ -34,6 +34,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 
@@ -443,8 +444,8 @@ def driver_main(args, argv):
     print_table(results, args)
     print("command: python bench/bert.py " + " ".join(argv))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+        _results.write(args.json, "bert", __file__, argv, results,
+                       order=_results.order(args))
 
 
 def parse_args(argv):
@@ -488,7 +489,8 @@ def parse_args(argv):
                         help="pin each worker to this many cores (the last "
                              "ones) and as many threads: steadier numbers "
                              "on a shared machine")
-    parser.add_argument("--json", default=None, help="also write results here")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     args = parser.parse_args(argv)
     defaults = ({"batch": 4, "length": 32, "warmup": 2, "infer_reps": 2,
                  "train_reps": 2} if args.quick else

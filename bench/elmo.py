@@ -35,6 +35,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 SIZES = {
@@ -160,6 +161,11 @@ def driver_main(args, argv):
         print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/elmo.py " + " ".join(argv))
+    if args.json:
+        size = "tiny" if args.quick else args.size
+        reference = {} if args.quick else {"AllenNLP 2.10": REFERENCE[args.size]}
+        _results.write(args.json, f"elmo {size}", __file__, argv, rows,
+                       order=_results.order(args), reference_sentences_per_s=reference)
 
 
 def parse_args(argv):
@@ -167,6 +173,8 @@ def parse_args(argv):
     _timing.add_backend_arguments(parser)
     _timing.add_sequential_argument(parser)
     parser.add_argument("--size", choices=("full", "small"), default="full")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")
     parser.add_argument("--lstm-loop", action="store_true",
@@ -180,6 +188,9 @@ def parse_args(argv):
                              "list (one row each); bf16 keeps every layer within "
                              "cosine 0.999 of float32 (the AllenNLP fixture test)")
     args = parser.parse_args(argv)
+    if args.json and args.lstm_loop:
+        parser.error("--json writes the sentences/s rows, which --lstm-loop does "
+                     "not measure: drop one of them")
     _timing.split_dtypes(parser, "--dtype", args.dtype,
                          tuple(_timing.SHORT_DTYPES), args.worker)
     defaults = ({"batch": 4, "warmup": 1, "reps": 2} if args.quick
