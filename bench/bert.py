@@ -60,7 +60,7 @@ ROWS = (
 
 
 def default_jit(backend, phase, dtype):
-    """``jit_compile`` for a Keras row, as measured fastest here (README.md).
+    """``jit_compile`` for a Keras row, as measured fastest (bench/README.md).
 
     TensorFlow: XLA for float32 and int8 inference, but not for bfloat16
     (XLA:CPU computes bf16 dots in float32, while TF's graph runs them on
