@@ -22,9 +22,11 @@ RESULTS = os.path.join(REPO_ROOT, "bench", "results")
 DOCS = os.path.join(REPO_ROOT, "docs")
 CHART = "img/benchmark-ratios.png"
 
-#: the reference libraries, in the chart's order, with their bar colours
-REFERENCES = {"transformers": "#1f77b4", "keras-hub": "#ff7f0e",
-              "gensim": "#2ca02c", "AllenNLP 2.10": "#9467bd"}
+#: the reference libraries, in the chart's order: bar colour, legend
+REFERENCES = {"transformers": ("#1f77b4", "transformers"),
+              "keras-hub": ("#ff7f0e", "keras-hub"),
+              "gensim": ("#2ca02c", "gensim"),
+              "AllenNLP 2.10": ("#9467bd", "AllenNLP 2.10 (its published figure)")}
 
 
 def library(name, row):
@@ -106,9 +108,11 @@ def _field(key, spec, default=None):
 
 
 def _jit(*keys):
+    """y / n per phase; ``eager`` for transformers' uncompiled rows, which
+    have no jit field; ``-`` where a transcribed row does not say."""
     def cell(data, name, row):
         if not any(k in row for k in keys):
-            return "eager"
+            return "eager" if library(name, row) == "transformers" else "-"
         return "/".join("-" if k not in row else "y" if row[k] else "n" for k in keys)
     return cell
 
@@ -370,8 +374,9 @@ def markdown(files, results_path="bench/results"):
             out += _table(spec, data)
         out += ["", "History:", ""]
         for name, data in history:
-            idle = "idle" if data["idle"] else "busy"
-            source = f", {data['source']}" if data.get("source") else ""
+            idle = ("idle" if data["idle"] else
+                    f"idle {data['idle_note']}" if data.get("idle_note") else "busy")
+            source = "".join(f", {data[k]}" for k in ("kzoo_version", "source") if data.get(k))
             out.append(f"- `{results_path}/{name}`: {data['date']}, {data['machine']}, "
                        f"{idle}{source}")
     return "\n".join(out) + "\n"
@@ -398,7 +403,8 @@ def chart(files, path):
                 offset = refs.index(ref) - (len(refs) - 1) / 2
                 ys.append(labels.index(label) + offset * height)
                 values.append(value)
-        ax.barh(ys, values, height=height, color=REFERENCES[reference], label=reference)
+        colour, legend = REFERENCES[reference]
+        ax.barh(ys, values, height=height, color=colour, label=legend)
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.invert_yaxis()
