@@ -1,6 +1,6 @@
 """kzoo on one GPU without TensorFlow, beside transformers: one command.
 
-Meant for a machine with one NVIDIA GPU (an H200 here), torch and JAX with
+Meant for a machine with one NVIDIA GPU, torch and JAX with
 CUDA and transformers installed, and TensorFlow not installed (Keras, namex
 and optree come as wheels: bench/accelerator_wheels.sh). Every worker
 blocks TensorFlow's imports as well, so the run is the same where it is

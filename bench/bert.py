@@ -14,7 +14,7 @@ process per row (``python bench/bert.py --worker kzoo --backend jax``), each
 printing one JSON line, and prints one table with ratios to the best
 non-kzoo row. Run from the repository root:
 
-    .venv/bin/python bench/bert.py                    # full run (~10 min on 2 cores)
+    .venv/bin/python bench/bert.py                    # full run, float32
     .venv/bin/python bench/bert.py --quick            # smoke run (batch 4 x 32)
     .venv/bin/python bench/bert.py --dtype bfloat16   # kzoo's bf16 path
     .venv/bin/python bench/bert.py --only kzoo --quantize int8 --train-reps 0
@@ -25,7 +25,8 @@ kzoo rows take ``--dtype`` (float32, bfloat16, mixed_bfloat16) and
 bfloat16``. With a non-float32 kzoo dtype or int8, the kzoo workers also
 compare the real MiniLM weights' outputs with float32 (accuracy lines).
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
@@ -65,8 +66,8 @@ def default_jit(backend, phase, dtype):
     TensorFlow: XLA for float32 and int8 inference, but not for bfloat16
     (XLA:CPU computes bf16 dots in float32, while TF's graph runs them on
     oneDNN's AVX-512 bf16 kernels), and not for training (slower with XLA).
-    JAX: always (False would run op by op). torch: never (torch.compile took
-    1.5-4 minutes to compile here and gained little or nothing).
+    JAX: always (False would run op by op). torch: never (torch.compile takes
+    minutes to compile and gained little or nothing on the AMD machines).
     """
     if backend == "tensorflow":
         return phase == "infer" and "bfloat16" not in dtype

@@ -27,7 +27,8 @@ JSON line and the driver prints the table. Run from the repository root:
     .venv/bin/python bench/elmo.py --dtype float32,bfloat16   # a row per dtype
     .venv/bin/python bench/elmo.py --lstm-loop      # scan vs keras.layers.RNN
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse

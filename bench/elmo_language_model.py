@@ -15,7 +15,8 @@ table. Run from the repository root:
     .venv/bin/python bench/elmo_language_model.py --vocabulary-sizes 20000,100000
     .venv/bin/python bench/elmo_language_model.py --quick    # smoke run
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse

@@ -29,7 +29,8 @@ gensim's Lee corpus, batch 32. One worker process per library and backend.
     .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo
     .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo --engine tensorflow,python
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
