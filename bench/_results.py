@@ -9,7 +9,8 @@ the benchmarks page from them:
     machine    the CPU's model name and core count (``/proc/cpuinfo``)
     date, time the run's end, ``YYYY-MM-DD`` and ``HH:MM:SS`` (UTC); the
                latest file of a day is the one with the latest time
-    idle       true when no row ran beside other work (``_timing.load_mark``)
+    idle       true when every row's load was measured and none ran beside
+               other work (``_timing.load_mark``)
     kzoo_commit, versions   the code and the libraries measured
     results    ``{row name: the row's worker result}``, in the table's order
 
@@ -100,11 +101,13 @@ def order(args):
 
 def write(path, benchmark, script, argv, results, **extra):
     """Writes ``results`` (``[(row name, result)]``) with ``metadata`` to
-    ``path``; ``idle`` is true when no row ran beside other work. ``extra``
+    ``path``; ``idle`` is true when every row's load is known and none ran
+    beside other work (``_timing.load_mark``). ``extra``
     adds top-level fields (e.g. a published reference figure)."""
     results = list(results)
     data = metadata(benchmark, script, argv)
-    data["idle"] = not any(_timing.load_mark(r) for _, r in results)
+    data["idle"] = bool(results) and all(
+        _timing.other_load(r) is not None and not _timing.load_mark(r) for _, r in results)
     data.update(extra)
     data["results"] = dict(results)
     with open(path, "w") as f:

@@ -248,6 +248,15 @@ BENCHMARKS = {
                  ("per epoch", _tax("epoch_s")), ("2nd fit", _tax("second_fit_s")),
                  ("evaluate", _tax("evaluate_s")), ("predict", _tax("predict_s"))],
         measures=[]),
+    "bert profile": dict(
+        chart="BERT profile",
+        title="Where a PyTorch BERT forward pass goes",
+        about="`torch.profiler` over one forward pass of kzoo's `BertBackbone` and "
+              "transformers' `BertModel`, bf16, batch 32 x 128, eager: self CPU "
+              "milliseconds a pass per op or group of ops, as the run reported them.",
+        columns=[("kzoo", _field("kzoo", "s")),
+                 ("transformers", _field("transformers", "s"))],
+        measures=[]),
     "lm loss": dict(
         chart="LM loss",
         title="Language-model loss",
@@ -376,6 +385,9 @@ def markdown(files, results_path="bench/results"):
         if not history:
             continue
         out += ["", f"## {spec['title']}", "", spec["about"]]
+        if not latest.get(bench):
+            out += ["", "No run of this benchmark is recorded as idle: its figures are "
+                    "in the files below."]
         for machine, name, data in latest.get(bench, []):
             order = f", {data['order']}" if data.get("order") else ""
             out += ["", f"### {machine}, {data['date']}", "",
