@@ -45,6 +45,10 @@ def _rows(data):
     return [(name, row) for name, row in data["results"].items() if "error" not in row]
 
 
+def _table_rows(spec, data):
+    return spec["rows"](data) if "rows" in spec else _rows(data)
+
+
 def _best(data, key, which, same=None):
     """The largest ``key`` among rows whose library passes ``which`` (and
     whose ``same`` field equals the given row's, if ``same`` is a pair)."""
@@ -118,9 +122,32 @@ def _jit(*keys):
 
 
 def _x_gensim(data, name, row):
+    """word2vec.py's ``x gensim`` (a transcribed ``x_gensim`` where a run
+    gave the ratio only)."""
     gensim = next((r for n, r in _rows(data) if library(n, r) == "gensim"), None)
-    return _number(_ratio(row.get("words_per_sec"), gensim and gensim.get("words_per_sec")),
-                   ".2f")
+    ratio = _ratio(row.get("words_per_sec"), gensim and gensim.get("words_per_sec"))
+    return _number(ratio if ratio is not None else row.get("x_gensim"), ".2f")
+
+
+def _language_model_rows(data):
+    """elmo_language_model.py's table: one row per backend and vocabulary,
+    full and sampled softmax side by side."""
+    rows = []
+    for name, result in _rows(data):
+        by_size = {}
+        for row in result.get("rows", []):
+            entry = by_size.setdefault(row["vocabulary_size"], {})
+            if row.get("num_sampled") is None:
+                entry["full"] = row.get("steps_per_s")
+            else:
+                entry["num_sampled"] = row["num_sampled"]
+                entry["sampled"] = row.get("steps_per_s")
+                entry["x_full"] = row.get("x_full")
+        for size, entry in sorted(by_size.items()):
+            if entry.get("x_full") is None:
+                entry["x_full"] = _ratio(entry.get("sampled"), entry.get("full"))
+            rows.append((f"{name} {size:,} words", {"library": "kzoo", **entry}))
+    return rows
 
 
 def _x_allennlp(data, name, row):
@@ -248,6 +275,19 @@ BENCHMARKS = {
                  ("per epoch", _tax("epoch_s")), ("2nd fit", _tax("second_fit_s")),
                  ("evaluate", _tax("evaluate_s")), ("predict", _tax("predict_s"))],
         measures=[]),
+    "elmo language model": dict(
+        chart="ELMo LM",
+        title="ELMo language-model training, full and sampled softmax",
+        about="`ElmoLanguageModel.train_on_batch` at the size examples/pretrain_elmo.py "
+              "trains, batch 64 x 32, steps/s with the full softmax and with sampled "
+              "negatives; `x full` is sampled over full, in the same worker.",
+        rows=_language_model_rows,
+        columns=[("full steps/s", _field("full", ".2f")),
+                 ("negatives", _field("num_sampled", "d")),
+                 ("sampled steps/s", _field("sampled", ".2f")),
+                 ("x full", lambda d, n, r: _number(r.get("x_full"),
+                                                     ".2f" if r.get("full") else "g"))],
+        measures=[]),
     "bert profile": dict(
         chart="BERT profile",
         title="Where a PyTorch BERT forward pass goes",
@@ -313,7 +353,7 @@ def _table(spec, data):
     headers = ["row"] + [h for h, _ in spec["columns"]]
     align = ["---" if h in TEXT_COLUMNS else "--:" for h, _ in spec["columns"]]
     lines = ["| " + " | ".join(headers) + " |", "|---|" + "|".join(align) + "|"]
-    for name, row in _rows(data):
+    for name, row in _table_rows(spec, data):
         cells = [name] + [cell(data, name, row) for _, cell in spec["columns"]]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -351,8 +391,9 @@ def markdown(files, results_path="bench/results"):
         "## How to read this",
         "",
         "- Each table is the latest run on an idle machine (no row ran beside other "
-        "work) for one benchmark and one machine, with the command that made it. "
-        "Runs on a busy machine stay in the history but are not shown.",
+        "work) for one benchmark and one machine, with the command that made it "
+        "(by date, then time of day; a run without a recorded time counts as the "
+        "day's earliest). Runs on a busy machine stay in the history but are not shown.",
         "- Figures from different machines, or from different runs, are not "
         "comparable: compare the rows of one table. Rows that *take turns* ran one "
         "timed call each in round robin, so a machine whose speed drifts moves them "
@@ -395,8 +436,7 @@ def markdown(files, results_path="bench/results"):
             out += _table(spec, data)
         out += ["", "History:", ""]
         for name, data in history:
-            idle = ("idle" if data["idle"] else
-                    f"idle {data['idle_note']}" if data.get("idle_note") else "busy")
+            idle = "idle" if data["idle"] else data.get("idle_note") or "busy"
             source = "".join(f", {data[k]}" for k in ("kzoo_version", "source") if data.get(k))
             out.append(f"- `{results_path}/{name}`: {data['date']}, {data['machine']}, "
                        f"{idle}{source}")
