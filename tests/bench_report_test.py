@@ -102,3 +102,47 @@ def test_the_chart_is_the_same_png_for_the_same_results(report, tmp_path):
     data = first.read_bytes()
     assert data.startswith(b"\x89PNG") and data == second.read_bytes()
     assert b"tIME" not in data  # no timestamp chunk
+
+
+@pytest.fixture(scope="module")
+def results_module():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))  # _results imports _timing as the scripts do
+    try:
+        spec = importlib.util.spec_from_file_location("bench_results", ROOT / "bench" / "_results.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return module
+
+
+def _gpt_row(tokens, other_cores):
+    return {"library": "kzoo", "backend": "jax", "dtype": "float32", "jit": True,
+            "tokens_per_s_1": tokens, "load": {"other_cores": other_cores, "stolen_cores": 0.0}}
+
+
+@pytest.mark.parametrize("loads", [(0.0, 0.1), (0.0, 0.9), (0.0, None)])
+def test_a_script_written_file_carries_its_run_and_renders(report, results_module, tmp_path,
+                                                           loads):
+    import datetime
+    import os
+
+    rows = [(f"kzoo-jax {i}", _gpt_row(100.0 + i, load)) for i, load in enumerate(loads)]
+    path = tmp_path / "run.json"
+    results_module.write(str(path), "gpt", "/somewhere/bench/gpt.py", ["--reps", "3"], rows,
+                         order="rows taking turns")
+    data = json.loads(path.read_text())
+    assert data["script"] == "bench/gpt.py"
+    assert data["command"] == "python bench/gpt.py --reps 3"
+    assert data["machine"].startswith(f"{os.cpu_count()}-core ")
+    datetime.date.fromisoformat(data["date"])
+    datetime.time.fromisoformat(data["time"])
+    assert data["versions"]["python"]
+    # Idle only when every row's load is known and none is above the mark.
+    busy = results_module._timing.BUSY_NEIGHBOUR_CORES
+    assert data["idle"] == all(load is not None and load <= busy for load in loads)
+    assert list(data["results"]) == [name for name, _ in rows]
+    page = report.markdown(report.load(str(tmp_path)))
+    assert ("| kzoo-jax 0 |" in page) == data["idle"]
