@@ -399,8 +399,8 @@ def run_commands(groups, timeout, interleave=True):
     warmup calls while the others wait), then each timed call of every
     row is one turn (``time_calls``; word2vec's are its epochs), round
     robin (row 1's first call, row 2's first call, ..., row 1's second
-    call, ...). A machine whose speed drifts over minutes (a shared VM: the
-    same generation ran 1.5x apart within 15 minutes here) then moves every
+    call, ...). A machine whose speed drifts over minutes (a shared VM)
+    then moves every
     row of the group alike, and the ratios between them hold. Only one
     worker computes at a time; the others wait on a pipe, holding their
     memory: when less than ``MIN_AVAILABLE_BYTES`` is left, the rows

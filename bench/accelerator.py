@@ -1,6 +1,6 @@
 """kzoo on one GPU without TensorFlow, beside transformers: one command.
 
-Meant for a machine with one NVIDIA GPU (an H200 here), torch and JAX with
+Meant for a machine with one NVIDIA GPU, torch and JAX with
 CUDA and transformers installed, and TensorFlow not installed (Keras, namex
 and optree come as wheels: bench/accelerator_wheels.sh). Every worker
 blocks TensorFlow's imports as well, so the run is the same where it is
@@ -26,8 +26,8 @@ or timed-out row records its error and the run goes on):
         min_count 5) on ``--corpus`` (bench/word2vec.py's text; a synthetic
         Zipf corpus without it), Python preprocessing engine: words/s of
         the epochs after the first. No gensim on the GPU machine: its
-        reference is this project's 2-core CPU figure on the same text
-        (README's word2vec section), shown only for that corpus.
+        reference is the 2-core CPU figure on the same text
+        (``GENSIM_CPU_WORDS_PER_SEC``), shown only for that corpus.
 
 Warmup calls (compilation) are excluded; each figure is the median of
 several timed calls, as many as a row's time allows. The rows run one after
@@ -130,9 +130,9 @@ SETTINGS = {
 NUM_CLASSES = 2
 LEARNING_RATE = 5e-5
 
-#: gensim's skip-gram on bench/word2vec.py's corpus (enwiki_lee.txt, the
-#: same hyperparameters), workers=2, on this project's 2-core AMD EPYC
-#: Zen 4 (README's word2vec section: 381k-461k words/s over three runs)
+#: gensim's skip-gram words/s on bench/word2vec.py's corpus (enwiki_lee.txt,
+#: the same hyperparameters), workers=2, on a 2-core AMD EPYC Zen 4: the
+#: gensim row of bench/results/2026-12-03-word2vec-skipgram-zen4.json
 GENSIM_CPU_WORDS_PER_SEC = 460_844
 GENSIM_CORPUS = "enwiki_lee.txt"
 
@@ -669,7 +669,7 @@ def table_rows(results, rows):
                           f"({r.get('corpus', os.path.basename(row['corpus']))}, "
                           f"{r.get('words', 0):,} words; epochs after the first)",
                           row["name"], r.get("words_per_sec"),
-                          "gensim workers=2, 2-core CPU (README)", gensim, None, None))
+                          "gensim workers=2, 2-core CPU (bench/results)", gensim, None, None))
     return lines
 
 

@@ -14,7 +14,7 @@ process per row (``python bench/bert.py --worker kzoo --backend jax``), each
 printing one JSON line, and prints one table with ratios to the best
 non-kzoo row. Run from the repository root:
 
-    .venv/bin/python bench/bert.py                    # full run (~10 min on 2 cores)
+    .venv/bin/python bench/bert.py                    # full run, float32
     .venv/bin/python bench/bert.py --quick            # smoke run (batch 4 x 32)
     .venv/bin/python bench/bert.py --dtype bfloat16   # kzoo's bf16 path
     .venv/bin/python bench/bert.py --only kzoo --quantize int8 --train-reps 0
@@ -25,7 +25,8 @@ kzoo rows take ``--dtype`` (float32, bfloat16, mixed_bfloat16) and
 bfloat16``. With a non-float32 kzoo dtype or int8, the kzoo workers also
 compare the real MiniLM weights' outputs with float32 (accuracy lines).
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
@@ -34,6 +35,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 
@@ -59,13 +61,13 @@ ROWS = (
 
 
 def default_jit(backend, phase, dtype):
-    """``jit_compile`` for a Keras row, as measured fastest here (README.md).
+    """``jit_compile`` for a Keras row, as measured fastest (bench/README.md).
 
     TensorFlow: XLA for float32 and int8 inference, but not for bfloat16
     (XLA:CPU computes bf16 dots in float32, while TF's graph runs them on
     oneDNN's AVX-512 bf16 kernels), and not for training (slower with XLA).
-    JAX: always (False would run op by op). torch: never (torch.compile took
-    1.5-4 minutes to compile here and gained little or nothing).
+    JAX: always (False would run op by op). torch: never (torch.compile takes
+    minutes to compile and gained little or nothing on the AMD machines).
     """
     if backend == "tensorflow":
         return phase == "infer" and "bfloat16" not in dtype
@@ -443,8 +445,8 @@ def driver_main(args, argv):
     print_table(results, args)
     print("command: python bench/bert.py " + " ".join(argv))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+        _results.write(args.json, "bert", __file__, argv, results,
+                       order=_results.order(args))
 
 
 def parse_args(argv):
@@ -488,7 +490,8 @@ def parse_args(argv):
                         help="pin each worker to this many cores (the last "
                              "ones) and as many threads: steadier numbers "
                              "on a shared machine")
-    parser.add_argument("--json", default=None, help="also write results here")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     args = parser.parse_args(argv)
     defaults = ({"batch": 4, "length": 32, "warmup": 2, "infer_reps": 2,
                  "train_reps": 2} if args.quick else

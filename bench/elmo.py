@@ -9,9 +9,9 @@ tokens, so 22 positions with <S> and </S>):
     small  LSTM 1024 cells / 128 projections, filters [[1,32],[2,32],[3,64],
            [4,128],[5,256]] (512), 1 highway layer
 
-The issue's reference: AllenNLP 2.10 (torch) at 15 sentences/s (full) and
-156 (small) on its machine; AllenNLP cannot be installed beside this stack
-(it pins torch < 1.13), so it is not a row here: compare with those figures.
+Reference: AllenNLP 2.10 (torch), whose published speed is ``REFERENCE``
+(sentences/s, measured on another machine); AllenNLP cannot be installed
+beside this stack (it pins torch < 1.13), so it is not a row here.
 
 ``--lstm-loop`` instead times one full-size LSTM layer (4096/512, batch 32 x
 22 steps) run two ways on each backend: ``ProjectedLSTM`` (one input matmul
@@ -27,7 +27,8 @@ JSON line and the driver prints the table. Run from the repository root:
     .venv/bin/python bench/elmo.py --dtype float32,bfloat16   # a row per dtype
     .venv/bin/python bench/elmo.py --lstm-loop      # scan vs keras.layers.RNN
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
@@ -35,6 +36,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 SIZES = {
@@ -47,7 +49,7 @@ SIZES = {
     "tiny": dict(num_layers=2, hidden_dim=64, projection_dim=16,
                  filters=[[1, 4], [2, 8], [3, 16]], num_highway_layers=1),
 }
-REFERENCE = {"full": 15.0, "small": 156.0}  # AllenNLP 2.10, from the issue
+REFERENCE = {"full": 15.0, "small": 156.0}  # AllenNLP 2.10, sentences/s
 
 
 def _sentences(batch, words, seed=0):
@@ -160,6 +162,11 @@ def driver_main(args, argv):
         print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/elmo.py " + " ".join(argv))
+    if args.json:
+        size = "tiny" if args.quick else args.size
+        reference = {} if args.quick else {"AllenNLP 2.10": REFERENCE[args.size]}
+        _results.write(args.json, f"elmo {size}", __file__, argv, rows,
+                       order=_results.order(args), reference_sentences_per_s=reference)
 
 
 def parse_args(argv):
@@ -167,6 +174,8 @@ def parse_args(argv):
     _timing.add_backend_arguments(parser)
     _timing.add_sequential_argument(parser)
     parser.add_argument("--size", choices=("full", "small"), default="full")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")
     parser.add_argument("--lstm-loop", action="store_true",
@@ -180,6 +189,9 @@ def parse_args(argv):
                              "list (one row each); bf16 keeps every layer within "
                              "cosine 0.999 of float32 (the AllenNLP fixture test)")
     args = parser.parse_args(argv)
+    if args.json and args.lstm_loop:
+        parser.error("--json writes the sentences/s rows, which --lstm-loop does "
+                     "not measure: drop one of them")
     _timing.split_dtypes(parser, "--dtype", args.dtype,
                          tuple(_timing.SHORT_DTYPES), args.worker)
     defaults = ({"batch": 4, "warmup": 1, "reps": 2} if args.quick

@@ -15,7 +15,8 @@ table. Run from the repository root:
     .venv/bin/python bench/elmo_language_model.py --vocabulary-sizes 20000,100000
     .venv/bin/python bench/elmo_language_model.py --quick    # smoke run
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
@@ -23,6 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 BACKENDS = _timing.BACKENDS
@@ -84,6 +86,7 @@ def driver_main(args, argv):
           f"{args.reps} reps (median), machine {_timing.machine_info()}", flush=True)
     print(f"{'row':<12} {'vocabulary':>10} {'softmax':>14} {'steps/s':>9} "
           f"{'tokens/s':>10} {'first s':>8} {'x full':>7}")
+    rows = []
     for short in (args.backends or "tf,jax,torch").split(","):
         passthrough = ["--batch", str(args.batch), "--length", str(args.length),
                        "--warmup", str(args.warmup), "--reps", str(args.reps),
@@ -95,6 +98,7 @@ def driver_main(args, argv):
             [os.path.abspath(__file__), "--worker", "--backend", short, *passthrough],
             env_overrides={"KERAS_BACKEND": BACKENDS[short], "TF_CPP_MIN_LOG_LEVEL": "2"},
             timeout=args.timeout)
+        rows.append((f"kzoo-{short}", result))
         if "error" in result:
             print(f"kzoo-{short:<7} error: {result['error'][:300]}")
             continue
@@ -111,6 +115,9 @@ def driver_main(args, argv):
                   f"{row['timing']['first_s']:>8.1f} {ratio:>7.2f}", flush=True)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/elmo_language_model.py " + " ".join(argv))
+    if args.json:
+        _results.write(args.json, "elmo language model", __file__, argv, rows,
+                       order="rows one after another")
 
 
 def parse_args(argv):
@@ -119,6 +126,8 @@ def parse_args(argv):
     parser.add_argument("--vocabulary-sizes", default="20000,100000",
                         type=lambda s: [int(v) for v in s.split(",")])
     parser.add_argument("--num-sampled", type=int, default=2048)
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny model, batch 4, 1 warmup, 2 reps")
     parser.add_argument("--batch", type=int, default=None)

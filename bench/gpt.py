@@ -1,6 +1,6 @@
 """Benchmark kzoo's GPT generation against keras-hub and transformers.
 
-Config (the issue's): GPT-2 architecture, 6 layers, hidden 512, 8 heads, FFN
+Config: GPT-2 architecture, 6 layers, hidden 512, 8 heads, FFN
 2048, vocabulary 50257, context 1024, random weights; prompts of 32 random
 tokens, 128 new tokens, greedy, no stop token (every row makes all 128), at
 batch 1 and batch 8. Measures new tokens/s (batch x 128 / seconds per
@@ -31,6 +31,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 
@@ -253,8 +254,8 @@ def driver_main(args, argv):
     print(f"machine after: {_timing.machine_info()}")
     print("command: python bench/gpt.py " + " ".join(argv))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+        _results.write(args.json, "gpt", __file__, argv, results,
+                       order=_results.order(args))
 
 
 def parse_args(argv):
@@ -289,7 +290,8 @@ def parse_args(argv):
                         help="kzoo rows' dtype: float32, bfloat16, int8 "
                              "(float32, then quantize('int8')) or several "
                              "comma-separated, one row each")
-    parser.add_argument("--json", default=None, help="also write results here")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     args = parser.parse_args(argv)
     for flag, value in (("--dtype", args.dtype), ("--others-dtype", args.others_dtype)):
         _timing.split_dtypes(parser, flag, value, ("float32", "bfloat16", "int8"),

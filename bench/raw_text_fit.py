@@ -29,7 +29,8 @@ gensim's Lee corpus, batch 32. One worker process per library and backend.
     .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo
     .venv/bin/python bench/raw_text_fit.py --backends jax --only kzoo --engine tensorflow,python
 
-Never imported by the tests. See bench/README.md.
+Never imported by the tests. See bench/README.md; the results are on
+the benchmarks page, docs/benchmarks.md.
 """
 
 import argparse
@@ -39,6 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 BACKENDS = _timing.BACKENDS
@@ -165,7 +167,7 @@ def driver_main(args, argv):
           f"machine {_timing.machine_info()}", flush=True)
     header = "".join(f"{c[:-2]:>14}{'tax':>7}" for c in COLUMNS)
     print(f"{'row':<25}{header}   (seconds; tax = raw - tokenized)")
-    results = {}
+    results, rows = {}, []
     for library in args.only.split(","):
         for short in (args.backends or "tf,jax,torch").split(","):
             # keras-hub maps its preprocessor in tf.data whatever the engine.
@@ -183,6 +185,7 @@ def driver_main(args, argv):
                      *passthrough], env_overrides=env, timeout=args.timeout)
                 row = f"{library}-{short}" + (f" {engine}" if library == "kzoo" else "")
                 results[(library, short, engine)] = result
+                rows.append((row, result))
                 if "error" in result:
                     print(f"{row:<25}error: {result['error'][:300]}", flush=True)
                     continue
@@ -206,6 +209,9 @@ def driver_main(args, argv):
     print(_timing.LOAD_LEGEND)
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/raw_text_fit.py " + " ".join(argv))
+    if args.json:
+        _results.write(args.json, "raw-text fit", __file__, argv, rows,
+                       order="rows one after another")
 
 
 def parse_args(argv):
@@ -216,6 +222,8 @@ def parse_args(argv):
     parser.add_argument("--engine", default="tensorflow",
                         help="kzoo rows' preprocessing engines: tensorflow, python "
                              "or both comma-separated (one row each)")
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--train", type=int, default=256)
     parser.add_argument("--validation", type=int, default=64)

@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO_ROOT, "examples"))
+import _results  # noqa: E402
 import _timing  # noqa: E402
 
 BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}
@@ -187,8 +188,9 @@ def driver_main(args, argv):
     print(f"load average after: {_timing.machine_info()['load_avg']}")
     print("command: python bench/word2vec.py " + " ".join(argv))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"argv": argv, "results": dict(results)}, f, indent=1)
+        _results.write(args.json, f"word2vec {'CBOW' if args.cbow else 'skip-gram'}",
+                       __file__, argv, results,
+                       order=_results.order(args))
 
 
 def parse_args(argv):
@@ -213,7 +215,8 @@ def parse_args(argv):
     parser.add_argument("--cores", type=int, default=None,
                         help="pin each worker to this many cores and threads")
     parser.add_argument("--timeout", type=int, default=1800, help="s per worker")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None,
+                        help="also write the results here (bench/_results.py)")
     _timing.add_sequential_argument(parser)
     args = parser.parse_args(argv)
     if args.epochs is None:

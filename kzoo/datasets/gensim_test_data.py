@@ -63,7 +63,7 @@ def enwiki_excerpt():
 
     The wiki markup is stripped with gensim's ``filter_wiki`` (links keep
     their text; templates, tables and references go), as is the bold and
-    italic quote markup; redirect pages are dropped. Takes ~3 s.
+    italic quote markup; redirect pages are dropped. Takes a few seconds.
 
     Returns:
         A list of str, one article each, in the dump's order (mixed case,

@@ -149,8 +149,7 @@ class CharacterCNN(keras.layers.Layer):
         # `width` shifted copies of the characters side by side), with a
         # running maximum: small products that stay in cache instead of one
         # [n, positions, number] tensor. Faster than the convolution op on
-        # every backend (ELMo's filters, one core: PyTorch 0.57 s -> 0.20 s,
-        # JAX 0.27 s -> 0.21 s, TensorFlow 0.16 s -> 0.15 s).
+        # every backend (ELMo's filters, most of all on PyTorch).
         kernel = ops.reshape(kernel, (width * self.character_dim, number))
         positions = length - width + 1
         best = None

@@ -35,8 +35,8 @@ def _row_major(x):
     """``x`` with its elements laid out in its own row-major order.
 
     PyTorch's transpose is a strided view, and its CPU product reads such a
-    transposed left operand ~3x slower than a row-major copy (ELMo's
-    ``U^T h``, ``[16384, 512] x [512, 32]``: 30 vs 9 ms). Flattening makes
+    transposed left operand several times slower than a row-major copy
+    (ELMo's ``U^T h``, ``[16384, 512] x [512, 32]``). Flattening makes
     the copy; elsewhere it is a layout the compiler picks anyway. Made once
     per call, outside the time loop.
     """
@@ -145,8 +145,8 @@ class ProjectedLSTM(keras.layers.Layer):
             inputs = reverse_within_length(inputs, lengths)
         # Feature-major steps [time, 4 units, batch] (see ProjectedLSTMCell.
         # step): one product for all inputs, then one transpose. (W^T x^T
-        # straight into that layout is 14% faster on PyTorch with 2 threads
-        # but 11% slower on JAX; model code has no backend switches.)
+        # straight into that layout is faster on PyTorch but slower on JAX;
+        # model code has no backend switches.)
         cell = self.cell
         steps = ops.transpose(
             cell.project_inputs(ops.transpose(inputs, (1, 0, 2))), (0, 2, 1)

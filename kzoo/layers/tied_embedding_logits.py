@@ -123,17 +123,13 @@ class TiedEmbeddingLogits(keras.layers.Layer):
 
         Reading the table as int8, instead of a float copy of all its values
         made at every generation step, is what makes an int8 head pay
-        (GPT-2 shape, 2-core Xeon with AMX, `bench/gpt.py --dtype int8`,
-        batch 8: TF 627 -> 1003, JAX 675 -> 1032 new tokens/s; those TF
-        figures came from a trace retraced to a batch of unknown size,
-        which took the plain product on [batch, 1, D]: with the batch fixed
-        at 8, TF's int8 head as einsum "vd,rd->vr" ran 281 new tokens/s,
-        as the per-row product below 811, JAX 888 -> 863). A single row (a
-        batch-1 step) keeps the dequantized table with float hidden states:
-        in XLA's generation loop the int8 x int8 row was slower
-        (`bench/gpt.py --dtype int8 --batches 1`: TF 134 -> 121, JAX
-        129 -> 118), so batch-1 logits are the weight-only ones, within the
-        same tested bounds.
+        (`bench/gpt.py --dtype int8`, docs/benchmarks.md); as an einsum
+        ``"vd,rd->vr"`` TensorFlow's int8 head is much slower than the
+        per-row product used here. A single row (a batch-1 step) keeps the
+        dequantized table with float hidden states: in XLA's generation loop
+        the int8 x int8 row was slower (`bench/gpt.py --dtype int8
+        --batches 1`), so batch-1 logits are the weight-only ones, within
+        the same tested bounds.
         """
         embedding = self.token_embedding
         table = ops.convert_to_tensor(embedding.embeddings)  # int8 [V, D]
@@ -156,10 +152,9 @@ class TiedEmbeddingLogits(keras.layers.Layer):
             quantized, flat_scale = quantizer(flat, axis=-1)  # int8, [N, 1]
             if rows is not None and 1 < rows <= _FEW_ROWS:
                 # A generation step of 2-64 rows: one matrix-vector product
-                # per row ([rows, 1, D] x [D, V]), which XLA runs as fast as
-                # one row (2-core Xeon, 8 rows, ms: JAX 1.8, TF 2.3; as one
-                # [rows, D] x [D, V] product JAX 44, TF 26; einsum
-                # "vd,rd->vr" JAX 2.2, TF 27).
+                # per row ([rows, 1, D] x [D, V]), which XLA runs about as
+                # fast as one row, where one [rows, D] x [D, V] product or
+                # the einsum "vd,rd->vr" is many times slower on TensorFlow.
                 sums = ops.matmul(ops.expand_dims(quantized, 1),
                                   ops.transpose(table))[:, 0, :]
             else:
@@ -178,8 +173,8 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         if rows is not None and rows <= _FEW_ROWS:
             # A few rows (a generation step): `embeddings @ hidden^T`, the
             # table read row by row as it lies. PyTorch's CPU product with a
-            # transposed right-hand side reads it 2.5x slower (batch 8 x
-            # GPT-2's 50257 x 512: 20.0 vs 7.9 ms; level on XLA).
+            # transposed right-hand side reads it several times slower
+            # (batch 8 x GPT-2's 50257 x 512; level on XLA).
             flat = ops.reshape(inputs, (rows, inputs.shape[-1]))
             logits = ops.transpose(ops.matmul(embeddings, ops.transpose(flat)))
             logits = ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))

@@ -27,10 +27,9 @@ def _einsum_as_product(layer, x, contracted):
     """What ``layer`` (an ``EinsumDense``, equation in ``_PRODUCT_EQUATIONS``)
     computes, as a plain matrix product: inputs [batch, length, in] against
     the kernel flattened to [in, out], the bias added, the output unflattened.
-    PyTorch runs the einsum as a batched product on copies of its operands:
-    BERT inference (MiniLM shape, batch 32 x 128, the two forms taking turns
-    in one process, 12 passes each) took 0.78-0.89x the time in float32 and
-    0.96x in bf16; JAX and TensorFlow within 3% either way."""
+    PyTorch runs the einsum as a batched product on copies of its operands,
+    so the plain product makes its BERT inference faster; JAX and TensorFlow
+    run both forms alike."""
     kernel = layer.kernel  # LoRA's merged kernel when enabled
     kernel_shape = tuple(kernel.shape)
     width_in = math.prod(kernel_shape[:contracted])
@@ -227,15 +226,13 @@ class TransformerBlock(keras.layers.Layer):
         keys]`` (or None), with ``self.attention_dropout`` on the
         probabilities when training. The softmax runs in float32, or with
         ``float32_softmax=False`` in the inputs' dtype (Keras'
-        MultiHeadAttention's choice: in bf16 the casts cost ~20% of a
-        fine-tuning step)."""
+        MultiHeadAttention's choice: in bf16 the casts are a sizeable part
+        of a fine-tuning step)."""
         # The scale on the queries (a quarter of the scores' size at
         # length 128, 12 heads) and the mask as an added bias of the mask's
         # own small shape: an addition's gradient passes through, where a
-        # `where` over the scores costs a pass each way (with Dropout's
-        # single product, a PyTorch mixed-bf16 MiniLM-shape fine-tuning step
-        # at batch 32 x 128 went 881 -> 820 ms; with its 16-bit view too,
-        # PyTorch 956 -> 831 ms and TensorFlow 1214 -> 1143 ms).
+        # `where` over the scores costs a pass each way (mixed-bf16
+        # fine-tuning steps are faster this way on PyTorch and TensorFlow).
         scale = ops.cast(1.0 / float(query.shape[-1]) ** 0.5, query.dtype)
         scores = ops.einsum(f"bqhd,{keys}->bhqk", ops.multiply(query, scale), key)
         if mask is not None:

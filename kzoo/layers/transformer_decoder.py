@@ -32,8 +32,8 @@ class TransformerDecoder(TransformerBlock):
     The cache is head-major (each head's keys one contiguous block): the
     attention products then read it in place, where the position-major
     layout (keras-hub's ``[batch, 2, max_length, num_heads, head_dim]``) has
-    every step copy the whole cache into that order first (on XLA:CPU, 6
-    layers at batch 8: 12.6 of a 45 ms step, ``bench/gpt.py``).
+    every step copy the whole cache into that order first (on XLA:CPU a
+    large part of a generation step, ``bench/gpt.py``).
 
     Args:
         intermediate_dim: int. Width of the feed-forward network.

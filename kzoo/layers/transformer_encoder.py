@@ -101,7 +101,7 @@ class TransformerEncoder(TransformerBlock):
         ``[batch, 1, length]`` (one row for every query) from a padding mask
         alone, ``[batch, length, length]`` with an ``attention_mask``: a
         padding mask never needs the full square, and building it costs more
-        than the attention's masking itself (PyTorch bf16 BERT: ~10%).
+        than the attention's masking itself.
         """
         mask = None
         if padding_mask is not None:
@@ -120,8 +120,8 @@ class TransformerEncoder(TransformerBlock):
     def _self_attention(self, x, mask, training):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
         the fused ``ops.dot_product_attention`` (torch's
-        scaled_dot_product_attention, jax.nn's; 16-23% faster BERT inference
-        on torch and JAX than einsum / softmax), or, with attention dropout
+        scaled_dot_product_attention, jax.nn's; faster BERT inference on
+        torch and JAX than einsum / softmax, docs/benchmarks.md), or, with attention dropout
         active, the written-out form with kzoo's ``Dropout``."""
         attention = self.self_attention_layer
         fast = not training
@@ -133,7 +133,7 @@ class TransformerEncoder(TransformerBlock):
             mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
         if training and self.dropout > 0:
             # Softmax in the compute dtype, as MultiHeadAttention's own path
-            # (bf16 fine-tuning: ~20% faster steps than a float32 softmax).
+            # (faster bf16 fine-tuning steps than a float32 softmax).
             x = self._explicit_attention(query, key, value, mask,
                                          training=training, float32_softmax=False)
         else:

@@ -14,9 +14,9 @@ class SparseLogitsCrossEntropy(keras.losses.SparseCategoricalCrossentropy):
     Keras' JAX backend builds a one-hot `[..., vocabulary]` target and
     multiplies it with the log-softmax; a language model's vocabulary makes
     that the biggest tensor of the loss. Here the true class's logit is
-    gathered instead: value and gradient 2x faster on JAX at [2048, 20000 -
-    50257], 1.02-1.08x on TensorFlow (bench/lm_loss.py). On PyTorch Keras'
-    own computation is faster (0.6x this one) and is the one used. The value and its
+    gathered instead, which is faster on JAX and TensorFlow; on PyTorch
+    Keras' own computation is the faster one and is the one used
+    (bench/lm_loss.py, docs/benchmarks.md). The value and its
     gradient are Keras' (tested on every backend); reduction, sample weights
     and the config are `SparseCategoricalCrossentropy`'s. Labels outside
     `[0, vocabulary)` are clipped into it: they are padding, whose weight is

@@ -171,7 +171,7 @@ def _repeated(dataset):
 
     Given ``steps_per_epoch``, Keras keeps one iterator for the whole ``fit``
     instead of a new one each epoch, whose first batch pays for setting up
-    the tokenizer's graph again (0.3-0.6 s for WordPiece). A shuffled
+    the tokenizer's graph again (a pause for WordPiece). A shuffled
     dataset is reshuffled on each repetition, as on each new iterator.
     """
     batches = int(dataset.cardinality())
@@ -336,7 +336,7 @@ class Task(keras.Model):
         """The function mapped over raw batches, as a ``tf.function`` kept on
         the task for its preprocessor's current config: every new dataset
         (each ``fit``, ``evaluate`` or ``predict``) reuses its trace instead of
-        tracing the tokenizer again (~1.5 s for WordPiece)."""
+        tracing the tokenizer again (slow for WordPiece)."""
         preprocessor = self.preprocessor
         key = (id(preprocessor), static_batch_size,
                json.dumps(preprocessor.get_config(), sort_keys=True, default=str))
@@ -360,7 +360,7 @@ class Task(keras.Model):
                 return outputs
 
             # Plain TF ops: traced as they are. Autograph's conversion of
-            # the preprocessor's calls added ~0.3 s to each first trace.
+            # the preprocessor's calls slowed each first trace.
             cache[key] = tf.function(apply, autograph=False)
         return cache[key]
 
@@ -472,7 +472,7 @@ class Task(keras.Model):
             # fit's validation pass on raw text that fit repeated (with
             # `validation_steps` one pass long): Keras resets the iterator
             # it keeps for validation before each pass, so each epoch would
-            # set up the tokenizer's graph again (0.3-0.6 s for WordPiece).
+            # set up the tokenizer's graph again (a pause for WordPiece).
             # Reading on where the last pass ended reads the same batches.
             iterator = getattr(self, "_eval_epoch_iterator", None)
             if iterator is not None:

@@ -104,13 +104,11 @@ def reuse_freed_memory():
     and updates afresh on every op (PyTorch keeps no cache of CPU memory).
     glibc serves blocks that large with `mmap`, or trims them off its heap
     when freed, so each one comes back as new pages, every page a fault
-    (measured: ~2,100-3,700 faults per 16384-pair skip-gram step, a tenth
-    of the step's CPU time in the kernel). From the first call on, blocks
+    (thousands per skip-gram step, a large share of the step's CPU time
+    spent in the kernel). From the first call on, blocks
     up to 32 MiB come from the heap, and the heap keeps up to 256 MiB of
-    freed memory at its top: no faults in the steady state; word2vec's
-    `fit` on PyTorch ran 10-13% faster for skip-gram and 17-22% for CBOW
-    (bench/word2vec.py's corpus, two such processes beside two without,
-    taking turns epoch by epoch). It applies to the whole
+    freed memory at its top: no faults in the steady state, and a faster
+    word2vec `fit` on PyTorch (docs/benchmarks.md). It applies to the whole
     process (Python's other large allocations included) and at most the
     256 MiB stays held. Set `KZOO_MALLOC_TUNING=0` to leave malloc alone;
     elsewhere than glibc (musl, macOS, Windows) nothing is changed.

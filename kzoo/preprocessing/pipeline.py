@@ -16,14 +16,11 @@ def prefetched(dataset, buffer=-1):
     With autotuning on, deleting an iterator waits for the autotuning
     thread's current sleep, whose period doubles as the iterator runs
     (10 ms, 20 ms, ... 2.56 s, 5.12 s); Keras deletes its iterator at the
-    end of every epoch and of every `evaluate` / `predict` call. Measured
-    here (TensorFlow 2.21, 2 cores): word2vec epochs of 3.4-3.9 s on
-    PyTorch ended only at 5.2 s from their start, and 1.8 s epochs on JAX
-    at 2.6 s, in about a third of the epochs; an iterator consumed for
-    1.6 s took 1.1 s to delete. Without the autotuning model the
-    `AUTOTUNE` stages keep tf.data's fixed defaults; the word2vec pipeline
-    alone ran faster that way (0.47 s vs 0.55-0.75 s per pass over
-    bench/word2vec.py's corpus). This applies to the whole pipeline,
+    end of every epoch and of every `evaluate` / `predict` call, so a
+    short epoch can end seconds after its last step. Without the
+    autotuning model the `AUTOTUNE` stages keep tf.data's fixed defaults,
+    with which the word2vec pipeline alone also runs faster over
+    bench/word2vec.py's corpus. This applies to the whole pipeline,
     a `tf.data.Dataset` given to a task included.
     """
     options = tf.data.Options()
@@ -35,17 +32,14 @@ class Passes(PassReader):
     """Several passes over a dataset through one iterator, one pass per epoch.
 
     Keras' `fit` makes a new iterator over its dataset at every epoch: the
-    pipeline's functions are instantiated again (~0.1 s for word2vec's
-    sampler) and the epoch's first step waits for its first batch while the
+    pipeline's functions are instantiated again and the epoch's first step waits for its first batch while the
     cores idle. Here the passes run back to back in one prefetching
     iterator (`dataset`, then an end marker, repeated `passes` times), so
     the next pass starts filling the buffer while the current one's last
     steps train; `keras_input()` hands Keras the batches of one pass at a
     time (a generator on JAX and PyTorch, a `tf.data.Dataset` reading it on
-    TensorFlow). Measured on word2vec's CBOW on JAX (bench/word2vec.py's
-    corpus, 24 steps a pass): the first step of epochs after the first
-    came 0.02-0.03 s after the epoch began instead of 0.16-0.18 s, and the
-    epochs took 0.66-0.75 s instead of 0.83-0.89 s.
+    TensorFlow). The first step of every epoch after the first then
+    starts almost at once, and short epochs (word2vec's) get shorter.
 
     Args:
         dataset: a `tf.data.Dataset` of batches (any structure).

@@ -164,9 +164,9 @@ def from_tf(x):
 def _to_backend(value):
     """A numpy array as a tensor of the current backend. On JAX
     ``jax.device_put``: ``keras.ops.convert_to_tensor`` (``jnp.asarray``)
-    compiles a conversion for every new shape, ~26 ms each on a 2-core CPU,
-    which an eager preprocessor met on each new batch shape; ``device_put``
-    takes ~0.1 ms and gives the same dtypes (int64 -> int32 without x64)."""
+    compiles a conversion for every new shape, which an eager preprocessor
+    met on each new batch shape; ``device_put`` compiles nothing and gives
+    the same dtypes (int64 -> int32 without x64)."""
     if keras.backend.backend() == "jax":
         import jax
 

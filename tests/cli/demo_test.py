@@ -9,7 +9,7 @@ from kzoo import cli
 
 
 # The demo's work (fit, evaluate, export, serve) is tested on every backend
-# elsewhere; its real-MiniLM export through TF costs ~95 s on JAX and torch.
+# elsewhere; its real-MiniLM export through TF takes minutes on JAX and torch.
 @pytest.mark.backends("tensorflow")
 def test_demo_smoke_serves_what_keras_predicts(tmp_path, capsys):
     assert cli.main(["demo", "--smoke", "--output", str(tmp_path)]) == 0

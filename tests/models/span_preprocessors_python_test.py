@@ -110,7 +110,7 @@ def qa_examples(draw):
     return examples
 
 
-# A TensorFlow eager call takes ~0.1-0.3 s here: fewer examples of larger
+# A TensorFlow eager call is slow: fewer examples of larger
 # batches.
 @settings(max_examples=30)
 @given(examples=qa_examples(), sequence_length=st.integers(4, 24),

@@ -65,7 +65,7 @@ def test_raw_text_fit_equals_fit_on_tokenized_arrays():
 
 
 def test_raw_text_iterators_do_not_grow_with_epochs(monkeypatch):
-    # A new tf.data iterator sets up the tokenizer's graph again (0.3-0.6 s
+    # A new tf.data iterator sets up the tokenizer's graph again (a pause
     # for WordPiece): fit makes its training and validation iterators once.
     created = []
     make_iterator = tf.data.Dataset.__iter__

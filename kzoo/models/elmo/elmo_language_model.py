@@ -43,9 +43,8 @@ class ElmoLanguageModel(Task):
     target 0), an estimate. The default optimizer is then bilm-tf's,
     Adagrad (0.2, initial accumulator 1.0, clip norm 10): a softmax row
     gets a gradient only in the batches that draw or target its word, and
-    Adam's momentum keeps moving rare rows long after (with Adam 2e-3 the
-    held-out perplexity after 200 steps on the Wikipedia excerpt, 50k words,
-    was 4.6k against Adagrad's 3.0k and the full softmax's 3.0k). ``evaluate`` and ``predict`` always use
+    Adam's momentum keeps moving rare rows long after (a higher held-out
+    perplexity than Adagrad's for the same steps). ``evaluate`` and ``predict`` always use
     the full softmax, so held-out perplexities are exact.
 
     Args:

@@ -462,8 +462,7 @@ class Word2VecPreprocessor(Preprocessor):
         ds = text_lines(data).batch(lines_per_call or _LINES_PER_CALL)
         # Plain TF ops, no tensor-dependent Python control flow: traced as
         # they are. Autograph's conversion of these functions (and of the
-        # Keras layer calls inside them) took ~0.7 s of each `fit`'s first
-        # epoch.
+        # Keras layer calls inside them) lengthened each `fit`'s first epoch.
         plain = tf.autograph.experimental.do_not_convert
         # Tokenizing is deterministic: in parallel (in order). Sampling
         # draws from one seeded stream: one batch after another.

@@ -26,7 +26,7 @@ class Word2VecProgress(keras.callbacks.Callback):
         super().__init__()
         # On JAX, Keras may run the per-batch hook in a thread while the
         # next steps are dispatched: otherwise each step would wait for the
-        # one before, ~30% of word2vec's speed (bench/word2vec.py). The
+        # one before, a large part of word2vec's speed (bench/word2vec.py). The
         # other backends run their steps synchronously: there is nothing to
         # overlap, so the hook stays on the training thread.
         self.async_safe = keras.backend.backend() == "jax"
@@ -72,7 +72,7 @@ class EpochsProgbar(keras.callbacks.ProgbarLogger):
         self.total_epochs = epochs
         # As Word2VecProgress: on JAX Keras may call the per-batch hook from
         # its worker threads while the next steps run (a bar that waits for
-        # every step cost ~40% of word2vec's speed there). The lock and the
+        # every step costs much of word2vec's speed there). The lock and the
         # step check keep the bar whole and moving forward.
         self.async_safe = keras.backend.backend() == "jax"
         self._lock = threading.Lock()

@@ -67,10 +67,9 @@ class Word2VecTask(Task):
             min_alpha: float. Final learning rate.
             update_size: "auto", int or None. Examples per sparse update
                 inside a step. "auto": 128 on JAX and TensorFlow, 4096 on
-                PyTorch, the fastest measured: XLA ran a 16384-pair step of
-                bench/word2vec.py's corpus in 8.4-9.5 ms with updates of 128,
-                14-18 ms with 256 (its small batched dots got slower past
-                ~160 rows), and on PyTorch each op's dispatch costs more
+                PyTorch, the fastest measured with bench/word2vec.py: XLA's
+                small batched dots get slower past about 160 rows, and on
+                PyTorch each op's dispatch costs more
                 than smaller updates save. Larger updates train worse, and
                 diverge at some size: one update of 16384 skip-gram pairs did
                 on the benchmark's corpus (frequent words' rows get hundreds
@@ -123,9 +122,8 @@ class Word2VecTask(Task):
                 16384 when a pass holds at least 20 such batches and the
                 sparse step trains (see `compile`), else 4096.
                 Big steps spread each step's fixed cost (Keras, `tf.data`)
-                over more examples: skip-gram on bench/word2vec.py's corpus
-                went from 102k to 157k words/s on TensorFlow with the same
-                quality (the updates stay `update_size` long); a small
+                over more examples: faster training with the same quality
+                (the updates stay `update_size` long); a small
                 corpus keeps 4096, since its padded last batch would be
                 mostly padding.
             epochs: int.
@@ -256,7 +254,7 @@ class Word2VecTask(Task):
 
         def split(value, fill):
             # Padded examples have label -1: they change nothing.
-            if not isinstance(pad, int) or pad:  # (a copy: ~3 ms on torch)
+            if not isinstance(pad, int) or pad:  # (a copy on torch)
                 widths = [[0, pad]] + [[0, 0]] * (len(value.shape) - 1)
                 value = ops.pad(value, widths, constant_values=fill)
             return ops.reshape(value, (chunks, size) + tuple(ops.shape(value)[1:]))

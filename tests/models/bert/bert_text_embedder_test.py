@@ -122,10 +122,9 @@ def test_real_minilm_int8_keeps_the_embeddings(minilm_embedder, tmp_path):
 
 @needs_minilm
 def test_real_minilm_in_bfloat16_keeps_the_embeddings(minilm_embedder):
-    # #17's bound for reduced precision: mean-pooled sentence embeddings
-    # within cosine 0.999 of float32's (measured: >= 0.99992 on 64 of
-    # gensim's movie-review sentences). Keras' int8 (weights and
-    # activations) gives 0.990 there, hence the looser bound above.
+    # The bound for reduced precision: mean-pooled sentence embeddings
+    # within cosine 0.999 of float32's. Keras' int8 (weights and
+    # activations) falls short of it, hence the looser bound above.
     expected = to_numpy(minilm_embedder.predict(SENTENCES, verbose=0))
     model = BertTextEmbedder.from_preset("minilm_l6_en_uncased", dtype="bfloat16")
     assert model.backbone.dtype_policy.name == "bfloat16"
@@ -137,8 +136,8 @@ def test_real_minilm_in_bfloat16_keeps_the_embeddings(minilm_embedder):
 
 @needs_minilm
 def test_real_minilm_weight_only_int8_keeps_the_embeddings(minilm_embedder):
-    # #17's int8 bound, cosine >= 0.999, holds for int8 weights with float
-    # inputs (measured: >= 0.99902 on 64 movie-review sentences); the
+    # The int8 bound, cosine >= 0.999, holds for int8 weights with float
+    # inputs; the
     # round trip of its config is tested on a tiny backbone (backbone_test).
     from keras.quantizers import Int8QuantizationConfig
 

@@ -105,7 +105,7 @@ def test_missing_or_ambiguous_files(allennlp_elmo, tmp_path):
 
 
 def test_bfloat16_keeps_every_layer_of_the_reference_elmo(allennlp_elmo, allennlp_reference):
-    # The bound that makes a bf16 ELMo usable (#17): every real token's
+    # The bound that makes a bf16 ELMo usable: every real token's
     # vector at every layer within cosine 0.999 of float32's, on the 30
     # fixture sentences. The orthogonal initializer's QR once made a bf16
     # ELMo impossible to build on PyTorch ("geqrf_cpu" not implemented).

@@ -111,8 +111,8 @@ def test_sampled_softmax_training_lowers_the_full_softmax_perplexity(tmp_path):
                     rtol=1e-4, atol=1e-4)
     assert history["forward_loss"][-1] < 0.7 * history["forward_loss"][0]
     # Five log-uniform samples of eight words seldom draw the last ids, so
-    # the full softmax gains less than the sampled one (7.9 -> 2 with the
-    # full softmax in the test above, 7.9 -> 3.3-5.5 here).
+    # the full softmax gains less than the sampled one (its loss falls less
+    # here than with the full softmax in the test above).
     assert max(ratios.values()) < 0.8, ratios
     with pytest.raises(ValueError, match="`num_sampled` must be None"):
         make(num_sampled=8)

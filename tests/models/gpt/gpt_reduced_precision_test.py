@@ -1,5 +1,5 @@
-"""bf16 and int8 GPT against float32 on a really pretrained model (#17's
-bound): held-out perplexity within 1%, greedy continuations equal for 20
+"""bf16 and int8 GPT against float32 on a really pretrained model (the
+reduced-precision bound): held-out perplexity within 1%, greedy continuations equal for 20
 tokens on most prompts. Large: it pretrains examples/pretrain_gpt.py's model
 for 120 s first (run with -m large)."""
 

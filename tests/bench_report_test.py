@@ -1,0 +1,148 @@
+"""bench/report.py: the benchmarks page is what the results files say."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.without_tensorflow  # needs no Keras at all
+
+
+@pytest.fixture(scope="module")
+def report():
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_committed_page_is_generated_from_the_committed_results(report, tmp_path):
+    report.main(["--results", str(ROOT / "bench" / "results"), "--out", str(tmp_path),
+                 "--no-chart"])
+    generated = (tmp_path / "benchmarks.md").read_text()
+    committed = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert committed == generated, (
+        "docs/benchmarks.md differs from bench/results: run `python bench/report.py`")
+
+
+def _bert_file(folder, name, machine, date, idle, kzoo, transformers, time="12:00:00"):
+    rows = {
+        "kzoo-torch": {"library": "kzoo", "backend": "torch", "dtype_infer": "float32",
+                       "dtype_train": "float32", "infer_seq_per_s": kzoo,
+                       "train_steps_per_s": kzoo / 100},
+        "transformers-torch": {"library": "transformers", "backend": "torch",
+                               "dtype_infer": "float32", "dtype_train": "float32",
+                               "infer_seq_per_s": transformers,
+                               "train_steps_per_s": transformers / 100},
+    }
+    data = {"benchmark": "bert", "script": "bench/bert.py", "command": f"cmd {name}",
+            "machine": machine, "date": date, "time": time, "idle": idle, "results": rows}
+    (folder / name).write_text(json.dumps(data))
+    return data
+
+
+def test_the_latest_idle_run_per_machine_is_the_one_shown(report, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    runs = [  # name, machine, date, idle, kzoo, transformers, time
+        ("a-old.json", "machine A", "2026-01-01", True, 10.0, 20.0, "09:00:00"),
+        ("a-new.json", "machine A", "2026-01-01", True, 30.0, 20.0, "18:00:00"),
+        ("a-busy.json", "machine A", "2026-02-01", False, 5.0, 20.0, "09:00:00"),
+        ("b-only.json", "machine B", "2026-01-05", True, 12.0, 16.0, "09:00:00"),
+    ]
+    written = {name: _bert_file(results, name, machine, date, idle, kzoo, hf, time)
+               for name, machine, date, idle, kzoo, hf, time in runs}
+    files = report.load(str(results))
+    latest = report.latest_idle(files)["bert"]
+    # The newest idle file of each machine, by date then time.
+    expected = {}
+    for name, data in sorted(written.items(),
+                             key=lambda kv: (kv[1]["date"], kv[1]["time"], kv[0])):
+        if data["idle"]:
+            expected[data["machine"]] = name
+    assert [(machine, name) for machine, name, _ in latest] == sorted(expected.items())
+
+    page = report.markdown(files)
+    for machine, name in expected.items():
+        data = written[name]
+        assert f"`{data['command']}`" in page
+        for row, values in data["results"].items():
+            assert f"| {row} |" in page
+            assert f"| {values['infer_seq_per_s']:.1f} |" in page
+    for name in set(written) - set(expected.values()):
+        assert f"`{written[name]['command']}`" not in page  # not shown as a table
+        assert f"`bench/results/{name}`" in page  # but listed in the history
+
+    # The chart's bars: kzoo's best over transformers' best, per shown run.
+    bars = {(label.split("\n")[1], label.split("\n")[0].split(", ")[1]): value
+            for label, reference, value in report.chart_bars(files)
+            if reference == "transformers"}
+    for machine, name in expected.items():
+        rows = written[name]["results"]
+        for measure, key in (("inference", "infer_seq_per_s"),
+                             ("fine-tuning", "train_steps_per_s")):
+            want = rows["kzoo-torch"][key] / rows["transformers-torch"][key]
+            assert bars[(machine, measure)] == pytest.approx(want)
+
+
+def test_a_file_without_the_metadata_is_refused(report, tmp_path):
+    (tmp_path / "x.json").write_text(json.dumps({"results": {}}))
+    with pytest.raises(ValueError, match=r"x.json lacks \['benchmark'"):
+        report.load(str(tmp_path))
+
+
+def test_the_chart_is_the_same_png_for_the_same_results(report, tmp_path):
+    pytest.importorskip("matplotlib")
+    files = report.load(str(ROOT / "bench" / "results"))
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    report.chart(files, str(first))
+    report.chart(files, str(second))
+    data = first.read_bytes()
+    assert data.startswith(b"\x89PNG") and data == second.read_bytes()
+    assert b"tIME" not in data  # no timestamp chunk
+
+
+@pytest.fixture(scope="module")
+def results_module():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))  # _results imports _timing as the scripts do
+    try:
+        spec = importlib.util.spec_from_file_location("bench_results", ROOT / "bench" / "_results.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return module
+
+
+def _gpt_row(tokens, other_cores):
+    return {"library": "kzoo", "backend": "jax", "dtype": "float32", "jit": True,
+            "tokens_per_s_1": tokens, "load": {"other_cores": other_cores, "stolen_cores": 0.0}}
+
+
+@pytest.mark.parametrize("loads", [(0.0, 0.1), (0.0, 0.9), (0.0, None)])
+def test_a_script_written_file_carries_its_run_and_renders(report, results_module, tmp_path,
+                                                           loads):
+    import datetime
+    import os
+
+    rows = [(f"kzoo-jax {i}", _gpt_row(100.0 + i, load)) for i, load in enumerate(loads)]
+    path = tmp_path / "run.json"
+    results_module.write(str(path), "gpt", "/somewhere/bench/gpt.py", ["--reps", "3"], rows,
+                         order="rows taking turns")
+    data = json.loads(path.read_text())
+    assert data["script"] == "bench/gpt.py"
+    assert data["command"] == "python bench/gpt.py --reps 3"
+    assert data["machine"].startswith(f"{os.cpu_count()}-core ")
+    datetime.date.fromisoformat(data["date"])
+    datetime.time.fromisoformat(data["time"])
+    assert data["versions"]["python"]
+    # Idle only when every row's load is known and none is above the mark.
+    busy = results_module._timing.BUSY_NEIGHBOUR_CORES
+    assert data["idle"] == all(load is not None and load <= busy for load in loads)
+    assert list(data["results"]) == [name for name, _ in rows]
+    page = report.markdown(report.load(str(tmp_path)))
+    assert ("| kzoo-jax 0 |" in page) == data["idle"]
