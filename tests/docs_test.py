@@ -4,8 +4,8 @@ The convention for README.md and every page under docs/: a block fenced
 ```` ```python ```` runs here, a block fenced ```` ```py ```` is only shown
 (mkdocs highlights both alike). Each page's runnable blocks run in order in
 one fresh namespace, in a temporary working folder, on the backend the suite
-runs (KERAS_BACKEND). A page whose blocks need TensorFlow skips where it is
-not installed.
+runs (KERAS_BACKEND), also where TensorFlow is not installed; a page whose
+blocks need TensorFlow skips there.
 """
 
 import importlib.util
@@ -66,6 +66,7 @@ def test_code_blocks_reads_fences():
         code_blocks("```python\nx = 1\n")
 
 
+@pytest.mark.without_tensorflow
 @pytest.mark.parametrize("page", [p for p in PAGES if _runnable(p)], ids=_page_id)
 def test_page_runs(page, tmp_path, monkeypatch):
     blocks = _runnable(page)
