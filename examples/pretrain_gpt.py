@@ -15,8 +15,6 @@ Run (any backend):
 
     pip install -e '.[demo]'
     KERAS_BACKEND=jax python examples/pretrain_gpt.py --seconds 360
-
-See README.md (GPT) for what it reached here.
 """
 
 import argparse

@@ -66,8 +66,8 @@ class ProjectedLSTM(keras.layers.Layer):
         projection_clip: float or None. Output clipping.
         backward: bool. Read each sequence from its end.
         return_state: bool. Also return the final ``[h, c]``.
-        unit_forget_bias, kernel_initializer, recurrent_initializer,
-        projection_initializer: as ``ProjectedLSTMCell``.
+        unit_forget_bias, kernel_initializer, recurrent_initializer, projection_initializer:
+            as ``ProjectedLSTMCell``.
         **kwargs: ``keras.layers.Layer`` arguments (``name``, ``dtype``).
 
     Call arguments:

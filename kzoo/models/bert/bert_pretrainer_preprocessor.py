@@ -49,10 +49,10 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
     Args:
         tokenizer: a ``BertTokenizer``.
         sequence_length: int. Length of the packed pairs. Defaults to 128.
-        truncate, mask_selection_rate, mask_selection_length,
-            mask_token_rate, random_token_rate: the packing and masking
-            arguments of ``MaskedLMPreprocessor`` (same defaults: 15% of the
-            tokens, 80% ``[MASK]``, 10% random, 10% kept).
+        truncate, mask_selection_rate, mask_selection_length, mask_token_rate, random_token_rate:
+            the packing and masking arguments of ``MaskedLMPreprocessor``
+            (same defaults: 15% of the tokens, 80% ``[MASK]``, 10% random,
+            10% kept).
         random_next_rate: float. Share of the pairs whose second sentence is
             random. Defaults to 0.5.
         seed: int or None. Seeds the pairing and the masking.

@@ -536,8 +536,8 @@ class WordVectors:
             no_header: bool. A text file without the `count dim` line.
 
         Raises:
-            ValueError naming the line (text) or entry (binary) of a
-            malformed or truncated file.
+            ValueError: naming the line (text) or entry (binary) of a
+                malformed or truncated file.
         """
         if no_header:
             if binary:
