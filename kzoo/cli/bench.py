@@ -17,12 +17,17 @@ def bench_dir():
         os.path.abspath(__file__)))), "bench")
 
 
+#: Scripts in bench/ that measure nothing (report.py writes the benchmarks page).
+NOT_BENCHMARKS = ("report",)
+
+
 def scripts():
     folder = bench_dir()
     if not os.path.isdir(folder):
         return []
     return sorted(name[:-3] for name in os.listdir(folder)
-                  if name.endswith(".py") and not name.startswith("_"))
+                  if name.endswith(".py") and not name.startswith("_")
+                  and name[:-3] not in NOT_BENCHMARKS)
 
 
 def add_arguments(parser):
