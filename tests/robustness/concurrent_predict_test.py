@@ -10,7 +10,7 @@ from kzoo.testing import to_numpy
 from tests.models.bert.bert_classifier_test import tiny_classifier
 
 THREADS = 8
-REQUESTS_PER_THREAD = 6
+REQUESTS_PER_THREAD = 3
 
 
 def mixed_requests(count, seed=0, long_words=40):
@@ -70,9 +70,9 @@ def test_threads_predict_preprocessed_requests_as_serial(embedder):
         np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"request {i}")
 
 
+@pytest.mark.large  # each raw `predict` builds its own input pipeline: ~1 s
 def test_threads_predict_raw_text_as_serial(embedder):
-    """A new user's call: raw strings, one thread per request (each raw
-    ``predict`` builds its own input pipeline, so a few requests only)."""
+    """A new user's call: raw strings, one thread per request."""
     requests = mixed_requests(THREADS)
     serial = to_numpy(embedder.predict(requests, verbose=0))
     answers, errors = serve_concurrently(
