@@ -53,6 +53,7 @@ import tempfile
 
 import keras
 
+from kzoo.atomic_files import replace_folder
 from kzoo.preprocessing.engine import require_tensorflow
 
 logger = logging.getLogger(__name__)
@@ -135,9 +136,7 @@ def write_saved_model(path, export_in_process, export_through_tensorflow=None):
             export_in_process(tmp)
         else:
             export_through_tensorflow(tmp)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.rename(tmp, path)
+        replace_folder(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
