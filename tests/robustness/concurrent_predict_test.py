@@ -10,7 +10,7 @@ from kzoo.testing import to_numpy
 from tests.models.bert.bert_classifier_test import tiny_classifier
 
 THREADS = 8
-REQUESTS_PER_THREAD = 3
+REQUESTS_PER_THREAD = 2
 
 
 def mixed_requests(count, seed=0, long_words=40):

@@ -58,10 +58,10 @@ def test_broken_data_file_is_refused_at_its_line(tmp_path, case, name, write, re
     path = tmp_path / name
     write(path)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the test machines are shared
     with pytest.raises(ValueError) as info:
         read(str(path))
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     for fragment in fragments:
         assert fragment in str(info.value), f"{case}: {fragment!r} not in {info.value}"
     assert elapsed < SECONDS, f"{case}: refused after {elapsed:.2f} s"
