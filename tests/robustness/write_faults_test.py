@@ -143,3 +143,48 @@ def test_export_folder_survives_a_full_disk_at_every_write(tmp_path, version):
     inject_every_fault(lambda: write_saved_model(path, _writer(b"new ")), root)
     write_saved_model(path, _writer(b"new "))
     assert snapshot(root) == {k: v.replace(b"old ", b"new ") for k, v in before.items()}
+
+
+_SLOW_EXPORT = """
+import sys, time
+from kzoo.export.saved_model import write_saved_model
+
+def write(folder):
+    import os
+    os.makedirs(os.path.join(folder, "variables"))
+    for i in range(1000):
+        with open(os.path.join(folder, "variables", f"shard-{i}"), "wb") as f:
+            f.write(b"new")
+        print(i, flush=True)
+        time.sleep(0.01)
+
+write_saved_model(sys.argv[1], write)
+"""
+
+
+def test_export_killed_mid_write_leaves_the_previous_export(tmp_path):
+    """A real kill (SIGKILL) of a process writing an export (its writer is a
+    slow stand-in for TensorFlow's, which needs seconds to start)."""
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "serving"
+    path = str(root / "model")
+    write_saved_model(path, _writer(b"old "))
+    before = snapshot(root)
+    victim = subprocess.Popen([sys.executable, "-c", _SLOW_EXPORT, path],
+                              stdout=subprocess.PIPE, text=True,
+                              cwd=os.getcwd(), env={**os.environ})
+    for _ in range(5):  # five files written into the new export
+        assert victim.stdout.readline(), "the export ended before the kill"
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL
+    after = snapshot(root)
+    unfinished = {k for k in after if k.startswith(".") or "/." in k}
+    assert {k: v for k, v in after.items() if k not in unfinished} == before
+    assert unfinished  # the killed export's temporary folder, never the export
+    write_saved_model(path, _writer(b"new "))  # the next export succeeds
+    assert snapshot(path) == {k[len("model/"):]: v.replace(b"old ", b"new ")
+                              for k, v in before.items()}
