@@ -227,7 +227,9 @@ def _save_copy(model, folder):
 
 def _load_copy(cls, copy):
     if copy.endswith(".keras"):
-        return keras.saving.load_model(copy)
+        # Safe mode: a file that would run saved Python code (a Lambda
+        # layer's bytecode) is refused, whoever wrote it.
+        return keras.saving.load_model(copy, safe_mode=True)
     return cls.from_preset(copy)
 
 

@@ -222,3 +222,30 @@ def test_hostile_byte_pair_files_are_refused(bpe_preset, tmp_path, case, damage,
     for fragment in fragments:
         assert fragment in str(info.value), f"{case}: {fragment!r} not in {info.value}"
     BytePairTokenizer.from_preset(str(bpe_preset))  # the undamaged one loads
+
+
+@pytest.fixture(scope="module")
+def lambda_model_file(tmp_path_factory):
+    import keras
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Lambda(lambda x: x * 2)])
+    path = tmp_path_factory.mktemp("lambda") / "model.keras"
+    model.save(str(path))
+    return path
+
+
+def test_keras_file_with_a_lambda_is_no_preset(lambda_model_file):
+    with pytest.raises(PresetError, match="no converter reads"):
+        BertBackbone.from_preset(str(lambda_model_file))
+
+
+def test_export_refuses_a_keras_file_with_a_lambda(lambda_model_file, tmp_path):
+    """The export's subprocess rebuilds a model from a ``.keras`` copy in
+    safe mode: saved Python code is never run."""
+    import importlib
+
+    export_module = importlib.import_module("kzoo.export.saved_model")
+    with pytest.raises(ValueError, match="safe_mode"):
+        export_module.main(["keras:Sequential", str(lambda_model_file),
+                          str(tmp_path / "exported")])
+    assert not (tmp_path / "exported").exists()
