@@ -6,7 +6,7 @@ import os
 import keras
 import numpy as np
 
-from kzoo.atomic_files import atomic_file, temporary_sibling
+from kzoo.presets.atomic_files import atomic_file, temporary_sibling
 
 STATE = "state.json"
 

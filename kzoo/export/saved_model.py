@@ -53,7 +53,7 @@ import tempfile
 
 import keras
 
-from kzoo.atomic_files import replace_folder
+from kzoo.presets.atomic_files import replace_folder
 from kzoo.preprocessing.engine import require_tensorflow
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import keras
 
-from kzoo.atomic_files import replace_folder
+from kzoo.presets.atomic_files import replace_folder
 from kzoo.presets import preset_source as files
 from kzoo.presets import weights
 from kzoo.version import __version__

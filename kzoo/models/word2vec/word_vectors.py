@@ -5,9 +5,9 @@ import io
 import keras
 import numpy as np
 
-from kzoo.atomic_files import atomic_file
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.presets import preset_loader, preset_saver
+from kzoo.presets.atomic_files import atomic_file
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
 
 _CHUNK_ROWS = 256  # analogy questions per matrix product
