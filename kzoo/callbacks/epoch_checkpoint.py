@@ -6,6 +6,8 @@ import os
 import keras
 import numpy as np
 
+from kzoo.presets.atomic_files import atomic_file, temporary_sibling
+
 STATE = "state.json"
 
 
@@ -33,6 +35,16 @@ def _set_backend_rng_state(saved):
         import torch
 
         torch.random.set_rng_state(torch.from_numpy(saved["torch_rng"]))
+
+
+def _files_named_by(state_path):
+    """The files the checkpoint at ``state_path`` names (none if unreadable)."""
+    try:
+        with open(state_path, encoding="utf-8") as f:
+            state = json.load(f)
+        return {state.get("weights"), state.get("seeds")}
+    except (OSError, ValueError, AttributeError):
+        return set()
 
 
 class EpochCheckpoint(keras.callbacks.Callback):
@@ -88,25 +100,37 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self.save(epoch + 1)
 
     def save(self, epoch):
-        """Writes the checkpoint of ``epoch`` finished epochs."""
+        """Writes the checkpoint of ``epoch`` finished epochs. On an error
+        (a full disk) the previous checkpoint stays whole and loadable and
+        this save leaves no file behind."""
         os.makedirs(self.directory, exist_ok=True)
         name = f"epoch-{epoch}"
         weights = os.path.join(self.directory, f"{name}.weights.h5")
         seeds = os.path.join(self.directory, f"{name}.seeds.npz")
-        self.model.save_weights(weights + ".tmp.weights.h5")
-        os.replace(weights + ".tmp.weights.h5", weights)
-        with open(seeds + ".tmp", "wb") as f:
-            np.savez(f, *[keras.ops.convert_to_numpy(v.value)
-                          for v in _seed_states(self.model)],
-                     **_backend_rng_state())
-        os.replace(seeds + ".tmp", seeds)
-        state = {"epoch": epoch, "weights": os.path.basename(weights),
-                 "seeds": os.path.basename(seeds), "history": self.history,
-                 "extra": self.extra() if self.extra else {}}
         path = os.path.join(self.directory, STATE)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(state, f)
-        os.replace(path + ".tmp", path)
+        kept = _files_named_by(path)
+        try:
+            tmp = temporary_sibling(weights, suffix=".weights.h5")
+            try:
+                self.model.save_weights(tmp)
+                os.replace(tmp, weights)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
+            with atomic_file(seeds, "wb") as f:
+                np.savez(f, *[keras.ops.convert_to_numpy(v.value)
+                              for v in _seed_states(self.model)],
+                         **_backend_rng_state())
+            state = {"epoch": epoch, "weights": os.path.basename(weights),
+                     "seeds": os.path.basename(seeds), "history": self.history,
+                     "extra": self.extra() if self.extra else {}}
+            with atomic_file(path, "w", encoding="utf-8") as f:
+                f.write(json.dumps(state))
+        except BaseException:
+            for new in (weights, seeds):  # not named by the kept state.json
+                if os.path.basename(new) not in kept and os.path.exists(new):
+                    os.remove(new)
+            raise
         for old in os.listdir(self.directory):  # earlier epochs' files
             if old.startswith("epoch-") and not old.startswith(name + "."):
                 os.remove(os.path.join(self.directory, old))

@@ -53,6 +53,7 @@ import tempfile
 
 import keras
 
+from kzoo.presets.atomic_files import replace_folder
 from kzoo.preprocessing.engine import require_tensorflow
 
 logger = logging.getLogger(__name__)
@@ -135,9 +136,7 @@ def write_saved_model(path, export_in_process, export_through_tensorflow=None):
             export_in_process(tmp)
         else:
             export_through_tensorflow(tmp)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.rename(tmp, path)
+        replace_folder(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -228,7 +227,9 @@ def _save_copy(model, folder):
 
 def _load_copy(cls, copy):
     if copy.endswith(".keras"):
-        return keras.saving.load_model(copy)
+        # Safe mode: a file that would run saved Python code (a Lambda
+        # layer's bytecode) is refused, whoever wrote it.
+        return keras.saving.load_model(copy, safe_mode=True)
     return cls.from_preset(copy)
 
 

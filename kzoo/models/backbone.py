@@ -8,6 +8,7 @@ import keras
 
 from kzoo.api_export import kzoo_export
 from kzoo.distribution import layout
+from kzoo.models.model_lock import locked
 from kzoo.presets import preset_loader, preset_saver
 
 
@@ -96,6 +97,11 @@ class Backbone(keras.Model):
                 layer._dtype_policy = (policy_map[layer.path] if layer.path
                                        else policy_map.default_policy)
         self._dtype_policy = policy_map.default_policy
+
+    # Concurrent callers take turns (see ``kzoo.models.model_lock``).
+    fit = locked(keras.Model.fit)
+    evaluate = locked(keras.Model.evaluate)
+    predict = locked(keras.Model.predict)
 
     def __setattr__(self, name, value):
         # torch: a keras.Model is a torch.nn.Module, which refuses submodules

@@ -9,6 +9,7 @@ import numpy as np
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
+from kzoo.models.model_lock import locked
 from kzoo.preprocessing.batches import PreprocessedBatches, RawBatches
 from kzoo.preprocessing.engine import is_tensorflow_value
 from kzoo.preprocessing.pipeline import prefetched
@@ -421,6 +422,7 @@ class Task(keras.Model):
                 lambda t: keras.ops.convert_to_numpy(t)[:0], data)
         return keras.utils.unpack_x_y_sample_weight(data)
 
+    @locked
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
             validation_data=None, shuffle=True, **kwargs):
         _check_not_empty(x, "fit")
@@ -461,6 +463,7 @@ class Task(keras.Model):
         finally:
             object.__setattr__(self, "_keep_validation_iterator", False)
 
+    @locked
     def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None,
                  return_dict=False, **kwargs):
         """Keras' ``evaluate``, on raw data too. An empty batch gives the
@@ -492,6 +495,7 @@ class Task(keras.Model):
                                 sample_weight=sample_weight, return_dict=return_dict,
                                 **kwargs)
 
+    @locked
     def predict(self, x, batch_size=None, **kwargs):
         """Keras' ``predict``, on raw data too. An empty batch gives outputs
         with 0 rows and the usual other dimensions (Keras itself fails

@@ -65,10 +65,17 @@ def _read_safetensors(files, select):
 
     tensors = {}
     for file in files:
-        with safe_open(str(file), framework="numpy") as f:
-            for key in f.keys():
-                if select(key):
-                    tensors[key] = f.get_tensor(key)
+        try:
+            with safe_open(str(file), framework="numpy") as f:
+                for key in f.keys():
+                    if select(key):
+                        tensors[key] = f.get_tensor(key)
+        except Exception as exc:  # noqa: BLE001 — SafetensorsError and kin
+            raise PresetError(
+                f"Could not read {file} as safetensors ({exc}): its header "
+                "or data is damaged (a truncated download, or offsets past the "
+                "end of the file). Download or save the checkpoint again."
+            ) from exc
     return tensors
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import keras
 
 from kzoo.presets import preset_registry, remote
+from kzoo.presets.size_limits import check_backbone_config
 from kzoo.presets.errors import PresetError
 from kzoo.presets.preset_source import (
+    CONFIG_FILE,
     PresetSource,
     check_class,
     source_for_file,
@@ -62,6 +64,14 @@ def _deserialize_class(config, what, path):
     return obj_cls
 
 
+def _check_sizes(source, backbone_cls, init_config):
+    """Refuses absurd sizes before a layer is built (see ``size_limits``)."""
+    where = source.path / CONFIG_FILE
+    if not where.is_file():
+        where = source.path
+    check_backbone_config(init_config, where, backbone_cls.__name__)
+
+
 def load_backbone(preset, cls=None, load_weights=True, **config_overrides):
     source = get_source(preset)
     config = source.backbone_config()
@@ -69,6 +79,7 @@ def load_backbone(preset, cls=None, load_weights=True, **config_overrides):
     check_class(backbone_cls, cls, "backbone", source.path)
     init_config = dict(config.get("config", {}))
     init_config.update(config_overrides)
+    _check_sizes(source, backbone_cls, init_config)
     backbone = backbone_cls.from_config(init_config)
     if load_weights:
         source.load_backbone_weights(backbone)
@@ -185,8 +196,9 @@ def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights,
     config = dict(task_config.get("config", {}))
     backbone_config = source.backbone_config()
     backbone_cls = _deserialize_class(backbone_config, "backbone", source.path)
-    backbone = backbone_cls.from_config(
-        {**backbone_config.get("config", {}), **backbone_overrides})
+    init_config = {**backbone_config.get("config", {}), **backbone_overrides}
+    _check_sizes(source, backbone_cls, init_config)
+    backbone = backbone_cls.from_config(init_config)
     if load_weights:
         source.load_backbone_weights(backbone)
     preprocessor = None

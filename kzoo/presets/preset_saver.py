@@ -15,6 +15,7 @@ from pathlib import Path
 
 import keras
 
+from kzoo.presets.atomic_files import replace_folder
 from kzoo.presets import preset_source as files
 from kzoo.presets import weights
 from kzoo.version import __version__
@@ -22,8 +23,7 @@ from kzoo.version import __version__
 
 def _write_json(path, obj):
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
-        f.write("\n")
+        f.write(json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def _metadata(backbone):
@@ -59,7 +59,7 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         if target.is_dir():
-            shutil.copytree(target, tmp, dirs_exist_ok=True)
+            _copy_files(target, tmp)
         if backbone is not None:
             _write_json(tmp / files.CONFIG_FILE,
                         keras.saving.serialize_keras_object(backbone))
@@ -91,23 +91,23 @@ def save_preset(preset_dir, backbone=None, tokenizer=None, preprocessor=None,
         _write_json(metadata_path, metadata)
         if not (tmp / "README.md").exists():
             (tmp / "README.md").write_text(_readme(backbone, tokenizer, task))
-        _swap_into_place(tmp, target)
+        replace_folder(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OSError(
+            exc.errno, f"{exc.strerror or exc} while saving the preset {target}; "
+            "the folder was left as it was") from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return str(target)
 
 
-def _swap_into_place(tmp, target):
-    if not target.exists():
-        os.rename(tmp, target)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    os.rmdir(old)
-    os.rename(target, old)
-    try:
-        os.rename(tmp, target)
-    except BaseException:
-        os.rename(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+def _copy_files(source, destination):
+    """Copies the folder's files one by one (``shutil.copytree`` would
+    gather the errors into one ``shutil.Error`` and lose their errno)."""
+    for root, _, names in os.walk(source):
+        folder = destination / Path(root).relative_to(source)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            shutil.copy2(os.path.join(root, name), folder / name)

@@ -24,12 +24,26 @@ TASK_WEIGHTS_FILE = "task.weights.h5"
 METADATA_FILE = "metadata.json"
 
 
+#: the largest JSON file of a preset (configs; a GPT-2 vocab.json is 1 MB)
+MAX_JSON_BYTES = 64 << 20
+
+
 def read_json(path):
+    """A preset's JSON file; a PresetError naming it when it is not UTF-8
+    JSON or is past ``MAX_JSON_BYTES``."""
+    size = Path(path).stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise PresetError(
+            f"{path} holds {size} bytes, more than the {MAX_JSON_BYTES} a "
+            "preset's JSON file may: it is damaged or not a preset file. "
+            "Write it again (`save_to_preset`).")
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    except json.JSONDecodeError as exc:
-        raise PresetError(f"{path} is not valid JSON ({exc}).") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PresetError(
+            f"{path} is not valid UTF-8 JSON ({exc}). Write it again "
+            "(`save_to_preset`), or fix it by hand.") from exc
 
 
 def check_class(obj_cls, wanted_cls, what, path):
@@ -131,7 +145,14 @@ class KzooPresetSource(PresetSource):
         config.setdefault("config", {}).update(kwargs)
         tokenizer = keras.saving.deserialize_keras_object(config)
         check_class(type(tokenizer), cls, "tokenizer", self.path)
-        tokenizer.load_assets(str(self.path / TOKENIZER_ASSETS_DIR))
+        assets = self.path / TOKENIZER_ASSETS_DIR
+        try:
+            tokenizer.load_assets(str(assets))
+        except (ValueError, OSError) as exc:
+            raise PresetError(
+                f"The tokenizer files in {assets} cannot be loaded: {exc} "
+                "Save the tokenizer to the preset again "
+                "(`tokenizer.save_to_preset`).") from exc
         return tokenizer
 
     def preprocessor_config(self):
@@ -194,6 +215,8 @@ def source_for_folder(path):
     for source_cls in _CONVERTERS:
         if source_cls.matches(path):
             return source_cls(path)
+    if (path / CONFIG_FILE).is_file():
+        read_json(path / CONFIG_FILE)  # a damaged config.json says so itself
     names = ", ".join(c.format_name for c in _CONVERTERS) or "none registered"
     listing = ", ".join(sorted(p.name for p in path.iterdir())[:12])
     raise PresetError(

@@ -324,13 +324,19 @@ class BytePairTokenizer(Tokenizer):
         if sorted(vocabulary.values()) != list(range(len(vocabulary))):
             raise ValueError("`vocabulary` ids must be 0 .. n-1, each used once; "
                              f"got {len(vocabulary)} tokens with other ids.")
-        if isinstance(merges, str):
-            merges = read_lines(merges)
+        merges_file = merges if isinstance(merges, str) else None
+        if merges_file is not None:
+            merges = read_lines(merges_file)
         check_type("merges", merges, (list, tuple),
                    "a list of 'a b' strings or a path to a merges.txt file")
         merges = [m for i, m in enumerate(merges) if m and not (
             i == 0 and isinstance(m, str) and m.startswith("#version"))]
-        self._check_vocabulary_and_merges(vocabulary, merges)
+        try:
+            self._check_vocabulary_and_merges(vocabulary, merges)
+        except ValueError as exc:
+            if merges_file is None:
+                raise
+            raise ValueError(f"{merges_file}: {exc}") from None
         self.vocabulary = dict(vocabulary)
         self.merges = merges
         self._tokens = sorted(vocabulary, key=vocabulary.get)

@@ -20,10 +20,35 @@ from kzoo.presets import preset_loader, preset_saver
 VOCABULARY_FILE = "vocabulary.txt"
 
 
-def read_lines(path):
-    """Lines of a UTF-8 text file, without their line ends."""
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n").rstrip("\r") for line in f]
+#: the longest line a vocabulary or merges file may hold, in bytes
+MAX_LINE_BYTES = 1 << 16
+
+
+def read_lines(path, max_line_bytes=MAX_LINE_BYTES):
+    """Lines of a UTF-8 text file, without their line ends. A line longer
+    than ``max_line_bytes`` or not valid UTF-8 raises a ValueError naming
+    the file and the line, before the rest of the file is read."""
+    lines = []
+    with open(path, "rb") as f:
+        while True:
+            raw = f.readline(max_line_bytes + 1)
+            if not raw:
+                return lines
+            if len(raw) > max_line_bytes:
+                raise ValueError(
+                    f"{path}, line {len(lines) + 1}: longer than "
+                    f"{max_line_bytes} bytes, which no vocabulary or merges "
+                    "file holds. The file is damaged or not a vocabulary: "
+                    "write it again from its tokenizer.")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{path}, line {len(lines) + 1}: not valid UTF-8 ({exc.reason} "
+                    f"at byte {exc.start}). Vocabulary and merges files are "
+                    "UTF-8 text: convert it, or write it again from its "
+                    "tokenizer.") from None
+            lines.append(line.rstrip("\n").rstrip("\r"))
 
 
 def write_lines(path, lines):

@@ -5,6 +5,34 @@ import json
 import os
 
 TEXT_COLUMNS = ("text", "text_pair")
+#: the longest line a data file may hold (one example, or one JSONL row)
+MAX_LINE_BYTES = 8 << 20
+
+
+def text_lines(path, errors="strict", max_line_bytes=MAX_LINE_BYTES):
+    """The lines of a UTF-8 file (line ends kept), read one at a time: a
+    line longer than ``max_line_bytes`` raises a ValueError naming the file
+    and the line before more of it is read, and so does a line that is not
+    UTF-8 (unless ``errors="replace"``)."""
+    with open(path, "rb") as f:
+        number = 0
+        while True:
+            raw = f.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > max_line_bytes:
+                raise ValueError(
+                    f"{path} line {number} is longer than {max_line_bytes} "
+                    "bytes: one example per line, far shorter (is it the "
+                    "right file, with line breaks?).")
+            try:
+                yield raw.decode("utf-8", errors=errors)
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{path} line {number} is not valid UTF-8 ({exc.reason} at "
+                    f"byte {exc.start}): save the file as UTF-8 (e.g. "
+                    "`iconv -f latin1 -t utf-8`).") from None
 
 
 def _check_exists(path, what):
@@ -31,14 +59,13 @@ def read_documents(paths):
     for path in paths:
         _check_exists(path, "the corpus file")
         document = []
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    document.append(line)
-                elif document:
-                    documents.append(document)
-                    document = []
+        for line in text_lines(path, errors="replace"):
+            line = line.strip()
+            if line:
+                document.append(line)
+            elif document:
+                documents.append(document)
+                document = []
         if document:
             documents.append(document)
     if not documents:
@@ -48,19 +75,26 @@ def read_documents(paths):
 
 def _rows(path):
     extension = os.path.splitext(path)[1].lower()
-    with open(path, encoding="utf-8", newline="") as f:
-        if extension in (".jsonl", ".json"):
-            rows = []
-            for number, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"{path} line {number} is not JSON: {exc}")
-            return rows
-        if extension not in (".csv", ".tsv"):
-            raise ValueError(f"{path}: the data file must be .csv, .tsv or .jsonl.")
-        return list(csv.DictReader(f, delimiter="\t" if extension == ".tsv" else ","))
+    if extension in (".jsonl", ".json"):
+        rows = []
+        for number, line in enumerate(text_lines(path), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path} line {number} is not JSON: {exc}")
+        return rows
+    if extension not in (".csv", ".tsv"):
+        raise ValueError(f"{path}: the data file must be .csv, .tsv or .jsonl.")
+    reader = csv.DictReader(text_lines(path),
+                            delimiter="\t" if extension == ".tsv" else ",")
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        raise ValueError(
+            f"{path} line {reader.line_num} cannot be read as "
+            f"{extension[1:].upper()} ({exc}): check its quotes and "
+            "separators.") from None
 
 
 def read_labeled_file(path, label_names=None):
@@ -189,22 +223,21 @@ def read_tagged_file(path, label_names=None):
     words, tags = [], []
     if os.path.splitext(path)[1].lower() in (".conll", ".txt"):
         sentence = ([], [])
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                parts = line.split()
-                if parts and parts[0] == "-DOCSTART-":
-                    continue
-                if not parts:
-                    if sentence[0]:
-                        words.append(sentence[0])
-                        tags.append(sentence[1])
-                    sentence = ([], [])
-                    continue
-                if len(parts) < 2:
-                    raise ValueError(f"{path} line {number}: a word and its tag "
-                                     f"(the last column) expected, got {line.strip()!r}.")
-                sentence[0].append(parts[0])
-                sentence[1].append(parts[-1])
+        for number, line in enumerate(text_lines(path), 1):
+            parts = line.split()
+            if parts and parts[0] == "-DOCSTART-":
+                continue
+            if not parts:
+                if sentence[0]:
+                    words.append(sentence[0])
+                    tags.append(sentence[1])
+                sentence = ([], [])
+                continue
+            if len(parts) < 2:
+                raise ValueError(f"{path} line {number}: a word and its tag "
+                                 f"(the last column) expected, got {line.strip()!r}.")
+            sentence[0].append(parts[0])
+            sentence[1].append(parts[-1])
         if sentence[0]:
             words.append(sentence[0])
             tags.append(sentence[1])

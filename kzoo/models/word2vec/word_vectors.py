@@ -7,6 +7,7 @@ import numpy as np
 
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.presets import preset_loader, preset_saver
+from kzoo.presets.atomic_files import atomic_file
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
 
 _CHUNK_ROWS = 256  # analogy questions per matrix product
@@ -507,8 +508,9 @@ class WordVectors:
     def save_word2vec_format(self, path, binary=False):
         """Writes the word2vec C format: a `count dim` header line, then
         per word `word v1 ... vd` (text) or `word ` + float32 bytes + `\\n`
-        (binary), in vocabulary order."""
-        with open(path, "wb") as f:
+        (binary), in vocabulary order. The file is replaced atomically: on
+        an error (a full disk) an existing file at ``path`` stays as it was."""
+        with atomic_file(path, "wb") as f:
             f.write(f"{len(self)} {self.vector_size}\n".encode("utf-8"))
             for word, row in zip(self.index_to_key, self.vectors):
                 if " " in word or "\n" in word or not word:

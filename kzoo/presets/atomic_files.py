@@ -1,0 +1,68 @@
+"""Writing files and folders so that a failure leaves the old ones whole.
+
+A file is written under a temporary name beside its target, flushed to disk
+and renamed over the target (``os.replace`` is atomic on one file system); a
+folder is built beside its target and swapped in with two renames. A full
+disk (``OSError`` ENOSPC) or any other error at any write, or a kill, leaves
+the previous file or folder as it was, and on an error no temporary file is
+left behind.
+"""
+
+import contextlib
+import os
+import shutil
+import tempfile
+
+
+@contextlib.contextmanager
+def atomic_file(path, mode="wb", encoding=None):
+    """Opens a temporary sibling of ``path`` for writing; when the block
+    ends without an error it is synced and renamed to ``path``, else
+    removed (the error propagates)."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-",
+                               dir=directory)
+    os.close(fd)
+    try:
+        with open(tmp, mode, encoding=encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def temporary_sibling(path, suffix=""):
+    """A fresh, unused name beside ``path`` (nothing is created there), for
+    writers that insist on creating their own file (``save_weights``)."""
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-",
+                               suffix=suffix,
+                               dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
+    os.remove(tmp)
+    return tmp
+
+
+def replace_folder(tmp, target):
+    """Puts the complete folder ``tmp`` at ``target``: the old ``target``
+    (if any) is renamed aside, ``tmp`` renamed in, then the old one deleted.
+    If the second rename fails, the old folder is put back."""
+    tmp, target = os.fspath(tmp), os.fspath(target)
+    if not os.path.exists(target):
+        os.rename(tmp, target)
+        return
+    old = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.old-",
+                           dir=os.path.dirname(os.path.abspath(target)))
+    os.rmdir(old)
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,191 @@
+"""A full disk at every write: the previous file or folder survives whole.
+
+Each saver runs once to count its write operations (``kzoo.testing.
+write_faults``), then once per operation with that operation failing with
+``OSError(ENOSPC)``. After each failure the error says what happened, the
+previous preset / checkpoint / vectors / export is byte for byte what it
+was (so it loads and equals), and no temporary file is left beside it.
+"""
+
+import errno
+import os
+import shutil
+
+import keras
+import numpy as np
+import pytest
+
+from kzoo.callbacks.epoch_checkpoint import EpochCheckpoint
+from kzoo.export.saved_model import versioned_path, write_saved_model
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.models.word2vec.word_vectors import WordVectors
+from kzoo.testing import to_numpy
+from kzoo.testing.write_faults import count_writes, fail_at
+from tests.models.bert.bert_classifier_test import tiny_classifier
+
+
+def snapshot(folder):
+    """Every file under ``folder`` (hidden ones too) and its bytes."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, folder)] = f.read()
+    return files
+
+
+def put_back(folder, files):
+    """Makes ``folder`` hold exactly ``files`` (a ``snapshot``) again."""
+    shutil.rmtree(folder)
+    for name, data in files.items():
+        path = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def inject_every_fault(save, folder):
+    """Runs ``save`` with its k-th write failing, for every k (counted on a
+    run that succeeds, whose result is then undone), and checks after each
+    failure that ``folder`` holds what it held. Returns the faults injected."""
+    before = snapshot(folder)
+    total = count_writes(save)
+    assert total > 0
+    put_back(folder, before)
+    for k in range(1, total + 1):
+        with fail_at(k) as counter:
+            with pytest.raises(OSError) as info:
+                save()
+        assert info.value.errno == errno.ENOSPC, f"write {k}: {info.value!r}"
+        assert "No space left on device" in str(info.value)
+        assert snapshot(folder) == before, f"write {k} ({counter.failed})"
+    print(f"{total} write faults injected, {folder.name} unchanged after each")
+    return total
+
+
+def perturbed(model, seed):
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(to_numpy(variable) + rng.normal(size=variable.shape).astype("float32"))
+
+
+def test_save_to_preset_survives_a_full_disk_at_every_write(tmp_path):
+    classifier = tiny_classifier()
+    preset = tmp_path / "presets" / "tiny"
+    classifier.backbone.save_to_preset(str(preset))
+    classifier.preprocessor.tokenizer.save_to_preset(str(preset))
+    old_weights = [to_numpy(v) for v in classifier.backbone.weights]
+    perturbed(classifier.backbone, seed=1)
+
+    def save():
+        classifier.backbone.save_to_preset(str(preset))
+
+    inject_every_fault(save, tmp_path / "presets")
+    restored = BertBackbone.from_preset(str(preset))
+    for variable, value in zip(restored.weights, old_weights):
+        np.testing.assert_array_equal(to_numpy(variable), value)
+    save()  # the disk has room again
+    restored = BertBackbone.from_preset(str(preset))
+    for variable, new in zip(restored.weights, classifier.backbone.weights):
+        np.testing.assert_array_equal(to_numpy(variable), to_numpy(new))
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_save_word2vec_format_survives_a_full_disk_at_every_write(tmp_path, binary):
+    words = ["the", "cat", "sat", "on", "mat"]
+    rng = np.random.default_rng(0)
+    old = WordVectors(rng.normal(size=(5, 4)).astype("float32"), words)
+    new = WordVectors(rng.normal(size=(5, 4)).astype("float32"), words)
+    path = tmp_path / "vectors" / "vectors.txt"
+    path.parent.mkdir()
+    old.save_word2vec_format(str(path), binary=binary)
+    inject_every_fault(lambda: new.save_word2vec_format(str(path), binary=binary),
+                       path.parent)
+    loaded = WordVectors.load_word2vec_format(str(path), binary=binary)
+    np.testing.assert_array_equal(loaded.vectors, old.vectors)
+
+
+def test_epoch_checkpoint_survives_a_full_disk_at_every_write(tmp_path):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2),
+                              keras.layers.Dropout(0.1, seed=1), keras.layers.Dense(1)])
+    model.compile("adam", "mse")
+    directory = tmp_path / "checkpoint"
+    checkpoint = EpochCheckpoint(str(directory))
+    model.fit(np.ones((4, 3)), np.ones((4, 1)), epochs=1, verbose=0,
+              callbacks=[checkpoint])
+    saved = [to_numpy(v) for v in model.weights]
+    perturbed(model, seed=2)
+    inject_every_fault(lambda: checkpoint.save(2), directory)
+    state = EpochCheckpoint.restore(model, str(directory))
+    assert state["epoch"] == 1
+    for variable, value in zip(model.weights, saved):
+        np.testing.assert_array_equal(to_numpy(variable), value)
+
+
+def _writer(content):
+    """Writes a small folder as an exporter does (files and a subfolder)."""
+    def write(folder):
+        os.makedirs(os.path.join(folder, "variables"), exist_ok=True)
+        for name in ("saved_model.pb", "variables/variables.index",
+                     "variables/variables.data-00000-of-00001"):
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(content + name.encode())
+    return write
+
+
+@pytest.mark.parametrize("version", [None, 3], ids=["plain", "versioned"])
+def test_export_folder_survives_a_full_disk_at_every_write(tmp_path, version):
+    root = tmp_path / "serving"
+    path = versioned_path(str(root / "model"), version)
+    write_saved_model(path, _writer(b"old "))
+    before = snapshot(root)
+    inject_every_fault(lambda: write_saved_model(path, _writer(b"new ")), root)
+    write_saved_model(path, _writer(b"new "))
+    assert snapshot(root) == {k: v.replace(b"old ", b"new ") for k, v in before.items()}
+
+
+_SLOW_EXPORT = """
+import sys, time
+from kzoo.export.saved_model import write_saved_model
+
+def write(folder):
+    import os
+    os.makedirs(os.path.join(folder, "variables"))
+    for i in range(1000):
+        with open(os.path.join(folder, "variables", f"shard-{i}"), "wb") as f:
+            f.write(b"new")
+        print(i, flush=True)
+        time.sleep(0.01)
+
+write_saved_model(sys.argv[1], write)
+"""
+
+
+def test_export_killed_mid_write_leaves_the_previous_export(tmp_path):
+    """A real kill (SIGKILL) of a process writing an export (its writer is a
+    slow stand-in for TensorFlow's, which needs seconds to start)."""
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "serving"
+    path = str(root / "model")
+    write_saved_model(path, _writer(b"old "))
+    before = snapshot(root)
+    victim = subprocess.Popen([sys.executable, "-c", _SLOW_EXPORT, path],
+                              stdout=subprocess.PIPE, text=True,
+                              cwd=os.getcwd(), env={**os.environ})
+    for _ in range(5):  # five files written into the new export
+        assert victim.stdout.readline(), "the export ended before the kill"
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait()
+    assert victim.returncode == -signal.SIGKILL
+    after = snapshot(root)
+    unfinished = {k for k in after if k.startswith(".") or "/." in k}
+    assert {k: v for k, v in after.items() if k not in unfinished} == before
+    assert unfinished  # the killed export's temporary folder, never the export
+    write_saved_model(path, _writer(b"new "))  # the next export succeeds
+    assert snapshot(path) == {k[len("model/"):]: v.replace(b"old ", b"new ")
+                              for k, v in before.items()}
