@@ -132,7 +132,7 @@ def main(argv=None):
     train = tagged_sentences(TRAIN_NAMES, 200, args.seed)
     test = tagged_sentences(TEST_NAMES, 60, args.seed + 1)
     if args.smoke:
-        train, test, args.epochs = train[:24], test[:8], 1
+        train, test, args.epochs, args.units = train[:16], test[:4], 1, 4
         args.combinations = ["last_hidden", "concat_last_four"]
     length = max(len(words) for words, _ in train + test)
     print(f"{len(train)} training and {len(test)} held-out sentences; BERT: "

@@ -411,11 +411,13 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         else:
             selected = self._python_select_tokens(
                 selectable, row_of, row_start, num_rows, total, rng)
-            word_of = np.arange(total)
 
         # === Corruption of the selected tokens (one draw per word) ===
         chosen = np.flatnonzero(selected)  # ascending: by row, then position
-        p = rng.random(total)[word_of[chosen]]
+        if self.whole_word:
+            p = rng.random(total)[word_of[chosen]]
+        else:
+            p = rng.random(len(chosen))
         random_ids = rng.integers(0, self.vocabulary_size, len(chosen))
         new_ids = np.where(
             p < self.mask_token_rate, self.mask_token_id,

@@ -206,3 +206,29 @@ def test_real_minilm_word_features_equal_transformers(
 
 COMBINATION_NAMES = ("embeddings", "second_to_last", "last_hidden",
                      "sum_last_four", "concat_last_four", "sum_all")
+
+
+def test_word_features_without_tensorflow():
+    from kzoo.testing.without_tensorflow import check_without_tensorflow
+
+    out = check_without_tensorflow(f"""
+        import numpy as np
+        import kzoo
+        vocabulary = {WORDS_VOCABULARY!r}
+        backbone = kzoo.models.BertBackbone(
+            vocabulary_size=len(vocabulary), num_layers=4, num_heads=2, hidden_dim=8,
+            intermediate_dim=16, max_sequence_length=8)
+        pre = kzoo.models.BertTokenClassifierPreprocessor(
+            kzoo.models.BertTokenizer(vocabulary=vocabulary), sequence_length=8)
+        layer = kzoo.models.BertFeatures(backbone, "sum_all", preprocessor=pre,
+                                         pooling="mean")
+        ids = np.array([[2, 5, 6, 7, 8, 9, 10, 3]], "int32")
+        states = kzoo.testing.to_numpy(layer({{
+            "token_ids": ids, "segment_ids": np.zeros_like(ids),
+            "padding_mask": np.ones_like(ids)}}))[0]
+        want = states[[1, 2, 4, 5, 6]]
+        want[1] = states[2:4].mean(axis=0)
+        found = layer.word_features(["John plays in Paris."])[0]
+        print("close", bool(np.allclose(found, want, atol=1e-5)), found.shape)
+    """)
+    assert "close True (5, 8)" in out
