@@ -26,6 +26,7 @@ def _argv(name, tmp_path):
         "elmo_sentiment": [],
         "polysemy": ["--output", str(tmp_path / "plots")],
         "distributed_finetune": [],
+        "bert_features_ner": [],
     }[name]
 
 
@@ -38,6 +39,7 @@ SMOKE = {
     "elmo_sentiment": "ELMo at the output: mix weights",
     "polysemy": 'cosine of "bank"',
     "distributed_finetune": "held-out accuracy",
+    "bert_features_ner": "concat_last_four   width    32  held-out entity F1",
 }
 
 

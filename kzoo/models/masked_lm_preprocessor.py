@@ -46,6 +46,12 @@ class MaskedLMPreprocessor(Preprocessor):
             to 0.1.
         seed: int or None. Seed of the masking stream: the same seed gives
             the same masks for the same calls, eagerly and in ``tf.data``.
+        whole_word_masking: bool. Select whole words (all the pieces of a
+            chosen word together, ``mask_selection_rate`` of the words; see
+            ``MaskedLMMaskGenerator(whole_word=True)``), with the word
+            boundaries of the tokenizer's ``continuation_token_ids()``. A
+            word whose pieces do not fit in ``mask_selection_length`` is
+            skipped. Defaults to False.
 
     Call arguments:
         x: a string batch, or a tuple of string batches (one per segment).
@@ -78,9 +84,11 @@ class MaskedLMPreprocessor(Preprocessor):
         mask_token_rate=0.8,
         random_token_rate=0.1,
         seed=None,
+        whole_word_masking=False,
         **kwargs,
     ):
         super().__init__(tokenizer=tokenizer, **kwargs)
+        check_type("whole_word_masking", whole_word_masking, bool, "a bool")
         check_type("sequence_length", sequence_length, int, "an int >= 2")
         if sequence_length < 2:
             raise ValueError(
@@ -103,6 +111,7 @@ class MaskedLMPreprocessor(Preprocessor):
         self.mask_token_rate = mask_token_rate
         self.random_token_rate = random_token_rate
         self.seed = seed
+        self.whole_word_masking = whole_word_masking
         # Built on first call, once the vocabulary is known; built now when it
         # is, so that bad rates are reported at construction.
         self.packer = None
@@ -118,6 +127,15 @@ class MaskedLMPreprocessor(Preprocessor):
         width = self.mask_selection_length
         if width is None:
             width = max(1, math.ceil(self.mask_selection_rate * self.sequence_length))
+        continuations = ()
+        if self.whole_word_masking:
+            if not hasattr(self.tokenizer, "continuation_token_ids"):
+                raise ValueError(
+                    "`whole_word_masking=True` needs a tokenizer that marks the "
+                    "pieces continuing a word (a WordPiece tokenizer's "
+                    f"`continuation_token_ids()`); {type(self.tokenizer).__name__} "
+                    "has none: use whole_word_masking=False.")
+            continuations = self.tokenizer.continuation_token_ids()
         self.masker = MaskedLMMaskGenerator(
             vocabulary_size=self.tokenizer.vocabulary_size(),
             mask_token_id=self.special_token_id(self.mask_token),
@@ -127,6 +145,8 @@ class MaskedLMPreprocessor(Preprocessor):
             mask_token_rate=self.mask_token_rate,
             random_token_rate=self.random_token_rate,
             seed=self.seed,
+            whole_word=self.whole_word_masking,
+            continuation_token_ids=continuations,
         )
 
     def reset_seed(self, seed=None):
@@ -322,6 +342,7 @@ class MaskedLMPreprocessor(Preprocessor):
             mask_token_rate=self.mask_token_rate,
             random_token_rate=self.random_token_rate,
             seed=self.seed,
+            whole_word_masking=self.whole_word_masking,
         )
         return config
 

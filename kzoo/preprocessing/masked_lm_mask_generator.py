@@ -58,6 +58,26 @@ def _python_rows(inputs, input_dtype):
     return list(batched), array.ndim, batched
 
 
+def _greedy_words(sizes, count, cap):
+    """Whole-word selection in each row's random word order (numpy): the
+    word of rank ``k`` is taken while fewer than ``count`` words are taken
+    and its pieces still fit in ``cap``; a word that would cross ``cap`` is
+    skipped and later, shorter ones may still fit (Google's BERT
+    ``create_masked_lm_predictions``). ``sizes``: ``[rows, words]`` piece
+    counts in rank order (0 past a row's words). Returns ``[rows, words]``
+    bools in rank order."""
+    taken = np.zeros(sizes.shape, bool)
+    num_taken = np.zeros(sizes.shape[0], np.int64)
+    used = np.zeros(sizes.shape[0], np.int64)
+    for k in range(sizes.shape[1]):
+        size = sizes[:, k]
+        take = (size > 0) & (num_taken < count) & (used + size <= cap)
+        taken[:, k] = take
+        num_taken += take
+        used += np.where(take, size, 0)
+    return taken
+
+
 @kzoo_export("kzoo.preprocessing.MaskedLMMaskGenerator")
 class MaskedLMMaskGenerator(RandomPreprocessingLayer):
     """Selects tokens for a masked language model and corrupts them (BERT).
@@ -70,6 +90,21 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
     chosen. Each chosen token becomes `mask_token_id` with probability
     `mask_token_rate`, a uniformly random id in `[0, vocabulary_size)` with
     probability `random_token_rate`, and stays unchanged otherwise.
+
+    With `whole_word=True` (whole-word masking, BERT's later release) the
+    unit is the word instead of the piece: a word is a selectable piece
+    followed by the selectable pieces whose ids are in
+    `continuation_token_ids` (WordPiece's `##` pieces). `n` of the `k`
+    words of each sequence are chosen as above, every piece of a chosen word
+    is predicted, and the 80/10/10 choice is drawn once per word: all its
+    pieces become `mask_token_id`, all become random ids, or all stay. (Google's
+    `create_pretraining_data.py` draws it per piece, which leaves some pieces
+    of a masked word visible; one draw per word hides the word whole, and
+    each piece still gets each outcome at the same rate.) The words are taken
+    in a random order; with `mask_selection_length` set, a word whose pieces
+    would not fit is skipped and later, shorter words may still fill the
+    room, as in Google's code. Google sizes the budget as 15% of the pieces;
+    here `mask_selection_rate` is the fraction of words.
 
     Args:
         vocabulary_size: int. Random replacements are drawn from
@@ -88,6 +123,10 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
             random id. Defaults to 0.1. `mask_token_rate + random_token_rate`
             must be at most 1.
         seed: int or None. Seed of the layer's random stream.
+        whole_word: bool. Choose whole words (see above). Defaults to False.
+        continuation_token_ids: tuple of ints. The ids of the pieces that
+            continue a word (a WordPiece tokenizer's
+            `continuation_token_ids()`); required with `whole_word=True`.
 
     Call arguments:
         inputs: token ids, ragged `[batch, None]`, dense `[batch, length]`
@@ -121,8 +160,23 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
     >>> ops.convert_to_numpy(out["mask_weights"]).tolist()
     [[1.0, 1.0], [1.0, 0.0]]
 
+    Whole-word masking: ids 7 and 8 continue a word, so `5 7 8` is one word
+    of three pieces and does not fit in `mask_selection_length=2`; `6` does.
+    >>> masker = kzoo.preprocessing.MaskedLMMaskGenerator(
+    ...     vocabulary_size=10, mask_token_id=9, mask_selection_rate=1.0,
+    ...     mask_selection_length=2, mask_token_rate=1.0, random_token_rate=0.0,
+    ...     unselectable_token_ids=(0, 1, 2), whole_word=True,
+    ...     continuation_token_ids=(7, 8), seed=1)
+    >>> out = masker([[1, 5, 7, 8, 6, 2], [1, 6, 7, 2, 0, 0]])
+    >>> ops.convert_to_numpy(out["token_ids"]).tolist()
+    [[1, 5, 7, 8, 9, 2], [1, 9, 9, 2, 0, 0]]
+    >>> ops.convert_to_numpy(out["mask_positions"]).tolist()
+    [[4, 0], [1, 2]]
+
     Reference:
         - [Devlin et al., 2018](https://arxiv.org/abs/1810.04805), section 3.1.
+        - Google's BERT repository, whole-word masking
+          (`create_pretraining_data.py`, `do_whole_word_mask`).
     """
 
     input_dtype = "int32"
@@ -137,9 +191,25 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         mask_token_rate=0.8,
         random_token_rate=0.1,
         seed=None,
+        whole_word=False,
+        continuation_token_ids=(),
         **kwargs,
     ):
         super().__init__(seed=seed, **kwargs)
+        check_type("whole_word", whole_word, bool, "a bool")
+        check_type("continuation_token_ids", continuation_token_ids,
+                   (tuple, list), "a tuple of ints")
+        for token_id in continuation_token_ids:
+            check_type("continuation_token_ids", token_id, int, "a tuple of ints")
+            if not 0 <= token_id < vocabulary_size:
+                raise ValueError(
+                    "`continuation_token_ids` must be ids in [0, vocabulary_size="
+                    f"{vocabulary_size}), got {token_id}.")
+        if whole_word and not continuation_token_ids:
+            raise ValueError(
+                "`whole_word=True` needs `continuation_token_ids`, the ids of the "
+                "pieces that continue a word (for WordPiece, the `##` pieces: "
+                "`tokenizer.continuation_token_ids()`).")
         check_type("vocabulary_size", vocabulary_size, int, "a positive int")
         if vocabulary_size < 1:
             raise ValueError(
@@ -174,6 +244,14 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         self.unselectable_token_ids = unselectable_token_ids
         self.mask_token_rate = mask_token_rate
         self.random_token_rate = random_token_rate
+        self.whole_word = whole_word
+        self.continuation_token_ids = tuple(continuation_token_ids)
+
+    def _continuation_table(self):
+        """``[vocabulary_size]`` bools: True at the continuation ids."""
+        table = np.zeros(self.vocabulary_size, bool)
+        table[list(self.continuation_token_ids)] = True
+        return table
 
     def call(self, inputs):
         rank = inputs.shape.rank
@@ -197,23 +275,14 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
                                    shape=[len(self.unselectable_token_ids)])
         selectable = tf.logical_not(tf.reduce_any(
             tf.equal(ids[:, tf.newaxis], unselectable[tf.newaxis]), axis=1))
-        selectable = ragged.with_flat_values(selectable).to_tensor(False)
-        num_selectable = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
-        u = self.generator.uniform(tf.shape(num_selectable))
-        count = tf.floor(self.mask_selection_rate * num_selectable + u)
-        count = tf.cast(tf.minimum(count, num_selectable), tf.int32)
-        if self.mask_selection_length is not None:
-            count = tf.minimum(count, self.mask_selection_length)
-        # Random keys, unselectable last; a token's rank in its row picks it.
-        keys = self.generator.uniform(tf.shape(selectable))
-        keys = tf.where(selectable, keys, 2.0)
-        rank_in_row = tf.argsort(tf.argsort(keys, axis=1), axis=1)
-        selected = rank_in_row < count[:, tf.newaxis]
-        selected = tf.RaggedTensor.from_tensor(selected, lengths=lengths)
-        selected = selected.flat_values
+        if self.whole_word:
+            selected, word_of = self._select_words(ids, selectable, ragged)
+        else:
+            selected = self._select_tokens(selectable, ragged, lengths)
+            word_of = tf.range(tf.shape(ids, out_type=tf.int64)[0])
 
-        # === Corruption of the selected tokens ===
-        p = self.generator.uniform(tf.shape(ids))
+        # === Corruption of the selected tokens (one draw per word) ===
+        p = tf.gather(self.generator.uniform(tf.shape(ids)), word_of)
         random_ids = self.generator.uniform(
             tf.shape(ids), 0, self.vocabulary_size, dtype=tf.int64)
         new_ids = tf.where(
@@ -248,6 +317,75 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
             outputs = {key: value[0] for key, value in outputs.items()}
         return outputs
 
+    def _select_tokens(self, selectable, ragged, lengths):
+        """Piece-level selection: flat bools."""
+        selectable = ragged.with_flat_values(selectable).to_tensor(False)
+        num_selectable = tf.reduce_sum(tf.cast(selectable, tf.float32), axis=1)
+        u = self.generator.uniform(tf.shape(num_selectable))
+        count = tf.floor(self.mask_selection_rate * num_selectable + u)
+        count = tf.cast(tf.minimum(count, num_selectable), tf.int32)
+        if self.mask_selection_length is not None:
+            count = tf.minimum(count, self.mask_selection_length)
+        # Random keys, unselectable last; a token's rank in its row picks it.
+        keys = self.generator.uniform(tf.shape(selectable))
+        keys = tf.where(selectable, keys, 2.0)
+        rank_in_row = tf.argsort(tf.argsort(keys, axis=1), axis=1)
+        selected = rank_in_row < count[:, tf.newaxis]
+        selected = tf.RaggedTensor.from_tensor(selected, lengths=lengths)
+        return selected.flat_values
+
+    def _select_words(self, ids, selectable, ragged):
+        """Whole-word selection: (flat bools, flat word index)."""
+        total = tf.shape(ids, out_type=tf.int64)[0]
+        in_vocabulary = (ids >= 0) & (ids < self.vocabulary_size)
+        continues = in_vocabulary & tf.gather(
+            tf.constant(self._continuation_table()),
+            tf.where(in_vocabulary, ids, tf.zeros_like(ids)))
+        row_of = ragged.value_rowids()
+        first = tf.concat([[True], row_of[1:] != row_of[:-1]], axis=0)[:total]
+        previous = tf.concat([[False], selectable[:-1]], axis=0)[:total]
+        previous = previous & tf.logical_not(first)
+        starts = selectable & tf.logical_not(continues & previous)
+        word_of = tf.cumsum(tf.cast(starts, tf.int64)) - 1
+        word_of = tf.maximum(word_of, 0)  # unselectable pieces: any word
+        num_rows = ragged.nrows()
+        word_row = tf.boolean_mask(row_of, starts)
+        num_words_total = tf.shape(word_row, out_type=tf.int64)[0]
+        word_size = tf.math.unsorted_segment_sum(  # + 1: valid with no word
+            tf.cast(selectable, tf.int64), word_of, num_words_total + 1)
+        word_size = word_size[:num_words_total]
+        words = tf.RaggedTensor.from_value_rowids(
+            word_size, word_row, nrows=num_rows)
+        num_words = tf.cast(words.row_lengths(), tf.float32)
+        u = self.generator.uniform(tf.shape(num_words))
+        count = tf.floor(self.mask_selection_rate * num_words + u)
+        count = tf.cast(tf.minimum(count, num_words), tf.int64)
+        # Each row's words in a random order: [rows, max words] sizes.
+        keys = words.with_flat_values(
+            self.generator.uniform(tf.shape(word_size))).to_tensor(2.0)
+        order = tf.argsort(keys, axis=1)
+        sizes = tf.gather(words.to_tensor(0), order, batch_dims=1)
+        cap = self.mask_selection_length
+        cap = tf.int64.max // 2 if cap is None else cap
+
+        def step(state, size):
+            num_taken, used, _ = state
+            take = (size > 0) & (num_taken < count) & (used + size <= cap)
+            return (num_taken + tf.cast(take, tf.int64),
+                    used + tf.where(take, size, tf.zeros_like(size)), take)
+
+        zeros = tf.zeros([num_rows], tf.int64)
+        _, _, taken = tf.scan(step, tf.transpose(sizes),
+                              (zeros, zeros, tf.zeros([num_rows], bool)))
+        rank = tf.argsort(order, axis=1)
+        taken = tf.gather(tf.transpose(taken), rank, batch_dims=1)
+        word_taken = tf.RaggedTensor.from_tensor(
+            taken, lengths=words.row_lengths()).flat_values
+        word_taken = tf.concat([word_taken, [False]], axis=0)
+        selected = selectable & tf.gather(
+            word_taken, tf.minimum(word_of, num_words_total))
+        return selected, word_of
+
     def python_call(self, inputs):
         rows, rank, dense = _python_rows(inputs, self.input_dtype)
         num_rows = len(rows)
@@ -267,25 +405,19 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         # === Selection: exactly n of the k selectable tokens of each row ===
         selectable = ~np.isin(ids, np.asarray(self.unselectable_token_ids,
                                               np.int64))
-        num_selectable = np.bincount(row_of[selectable], minlength=num_rows)
-        u = rng.random(num_rows, dtype=np.float32)
-        count = np.floor(self.mask_selection_rate
-                         * num_selectable.astype(np.float32) + u)
-        count = np.minimum(count, num_selectable).astype(np.int64)
-        if self.mask_selection_length is not None:
-            count = np.minimum(count, self.mask_selection_length)
-        # A random order of each row's selectable tokens; the first `count`
-        # of each row are chosen.
-        keys = rng.random(total)
-        keys[~selectable] = 2.0
-        order = np.argsort(row_of * 4.0 + keys)  # by row, then key
-        rank_in_row = np.empty(total, np.int64)
-        rank_in_row[order] = np.arange(total) - row_start[row_of[order]]
-        selected = rank_in_row < count[row_of]
+        if self.whole_word:
+            selected, word_of = self._python_select_words(
+                ids, selectable, row_of, row_start, num_rows, rng)
+        else:
+            selected = self._python_select_tokens(
+                selectable, row_of, row_start, num_rows, total, rng)
 
-        # === Corruption of the selected tokens ===
+        # === Corruption of the selected tokens (one draw per word) ===
         chosen = np.flatnonzero(selected)  # ascending: by row, then position
-        p = rng.random(len(chosen))
+        if self.whole_word:
+            p = rng.random(total)[word_of[chosen]]
+        else:
+            p = rng.random(len(chosen))
         random_ids = rng.integers(0, self.vocabulary_size, len(chosen))
         new_ids = np.where(
             p < self.mask_token_rate, self.mask_token_id,
@@ -295,10 +427,11 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
         corrupted[chosen] = new_ids.astype(dtype)
 
         # === Outputs ===
+        chosen_row = row_of[chosen]
+        count = np.bincount(chosen_row, minlength=num_rows)
         width = self.mask_selection_length
         if width is None:
             width = int(count.max()) if num_rows else 0
-        chosen_row = row_of[chosen]
         column = np.arange(len(chosen)) - (np.cumsum(count) - count)[chosen_row]
         mask_positions = np.zeros((num_rows, width), np.int32)
         mask_positions[chosen_row, column] = chosen - row_start[chosen_row]
@@ -316,6 +449,62 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
             outputs = {key: value[0] for key, value in outputs.items()}
         return outputs
 
+    def _python_select_tokens(self, selectable, row_of, row_start, num_rows,
+                              total, rng):
+        """Piece-level selection: ``[total]`` bools."""
+        num_selectable = np.bincount(row_of[selectable], minlength=num_rows)
+        u = rng.random(num_rows, dtype=np.float32)
+        count = np.floor(self.mask_selection_rate
+                         * num_selectable.astype(np.float32) + u)
+        count = np.minimum(count, num_selectable).astype(np.int64)
+        if self.mask_selection_length is not None:
+            count = np.minimum(count, self.mask_selection_length)
+        # A random order of each row's selectable tokens; the first `count`
+        # of each row are chosen.
+        keys = rng.random(total)
+        keys[~selectable] = 2.0
+        order = np.argsort(row_of * 4.0 + keys)  # by row, then key
+        rank_in_row = np.empty(total, np.int64)
+        rank_in_row[order] = np.arange(total) - row_start[row_of[order]]
+        return rank_in_row < count[row_of]
+
+    def _python_select_words(self, ids, selectable, row_of, row_start,
+                             num_rows, rng):
+        """Whole-word selection: ``([total] bools, [total] word index)``."""
+        total = len(ids)
+        in_vocabulary = (ids >= 0) & (ids < self.vocabulary_size)
+        continues = in_vocabulary & self._continuation_table()[
+            np.where(in_vocabulary, ids, 0)]
+        previous = np.zeros(total, bool)
+        previous[1:] = selectable[:-1]
+        previous[row_start[row_start < total]] = False
+        starts = selectable & ~(continues & previous)
+        word_of = np.cumsum(starts) - 1  # the word of each selectable piece
+        num_words_total = int(starts.sum())
+        word_row = row_of[starts]
+        word_size = np.bincount(word_of[selectable], minlength=num_words_total)
+        num_words = np.bincount(word_row, minlength=num_rows)
+        u = rng.random(num_rows, dtype=np.float32)
+        count = np.floor(self.mask_selection_rate
+                         * num_words.astype(np.float32) + u)
+        count = np.minimum(count, num_words).astype(np.int64)
+        # Each row's words in a random order: [rows, max words] sizes.
+        keys = rng.random(num_words_total)
+        order = np.argsort(word_row * 4.0 + keys)  # by row, then key
+        word_start = np.cumsum(num_words) - num_words
+        rank = np.empty(num_words_total, np.int64)
+        rank[order] = np.arange(num_words_total) - word_start[word_row[order]]
+        width = int(num_words.max()) if num_rows else 0
+        sizes = np.zeros((num_rows, width), np.int64)
+        sizes[word_row, rank] = word_size
+        cap = self.mask_selection_length
+        taken = _greedy_words(sizes, count, np.inf if cap is None else cap)
+        word_taken = taken[word_row, rank]
+        word_of = np.maximum(word_of, 0)  # unselectable pieces: any word
+        selected = selectable & word_taken[word_of] if num_words_total else (
+            np.zeros(total, bool))
+        return selected, word_of
+
     def get_config(self):
         config = super().get_config()
         config.update({
@@ -326,5 +515,7 @@ class MaskedLMMaskGenerator(RandomPreprocessingLayer):
             "unselectable_token_ids": self.unselectable_token_ids,
             "mask_token_rate": self.mask_token_rate,
             "random_token_rate": self.random_token_rate,
+            "whole_word": self.whole_word,
+            "continuation_token_ids": self.continuation_token_ids,
         })
         return config

@@ -503,6 +503,17 @@ class WordPieceTokenizer(Tokenizer):
         """The id of ``oov_token``."""
         return self._id_of(self.oov_token)
 
+    def continuation_token_ids(self):
+        """The ids of the pieces that continue a word (those written with
+        the ``##`` prefix), ascending: the word boundaries whole-word masking
+        reads (``MaskedLMMaskGenerator(whole_word=True)``)."""
+        if self.vocabulary is None:
+            raise ValueError("The tokenizer has no vocabulary yet: call "
+                             "`set_vocabulary` first.")
+        special = set(self.special_tokens)
+        return tuple(i for i, token in enumerate(self.vocabulary)
+                     if token.startswith("##") and token not in special)
+
     # --- tokenize ---
     def _split_special_tokens(self, text):
         """Splits out special tokens: segments, their offsets, their ids."""

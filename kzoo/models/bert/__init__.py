@@ -48,6 +48,7 @@ register_family(Family(
     pretraining=Pretraining(
         build=bert_pretraining.pretrain,
         defaults=bert_pretraining.DEFAULTS,
+        add_arguments=bert_pretraining.add_arguments,
         task=BertPretrainer,
         example="kzoo pretrain bert --corpus wiki.txt --output runs/bert --num-layers 2"),
     word_in_context=lazy("kzoo.models.bert.bert_word_in_context:word_in_context"),

@@ -56,7 +56,9 @@ class BertPretrainerPreprocessor(MaskedLMPreprocessor):
         random_next_rate: float. Share of the pairs whose second sentence is
             random. Defaults to 0.5.
         seed: int or None. Seeds the pairing and the masking.
-        **kwargs: ``keras.layers.Layer`` arguments (``name``, ...).
+        **kwargs: ``whole_word_masking`` (``MaskedLMPreprocessor``'s: all the
+            pieces of a chosen word masked together) and
+            ``keras.layers.Layer`` arguments (``name``, ...).
 
     Call arguments:
         x: a batch of documents (a ragged ``[num_documents, None]`` string

@@ -35,11 +35,13 @@ def train_tokenizer(documents, vocabulary_size):
 
 def build_pretrainer(tokenizer, sequence_length, num_layers=2, num_heads=2,
                      hidden_dim=64, intermediate_dim=None, dropout=0.1,
-                     learning_rate=1e-3, seed=0):
-    """A ``BertPretrainer`` (its preprocessor pairs and masks raw documents)
-    compiled with Adam and gradient clipping."""
+                     learning_rate=1e-3, seed=0, whole_word_masking=False):
+    """A ``BertPretrainer`` (its preprocessor pairs and masks raw documents,
+    whole words with ``whole_word_masking``) compiled with Adam and gradient
+    clipping."""
     preprocessor = BertPretrainerPreprocessor(
-        tokenizer, sequence_length=sequence_length, seed=seed)
+        tokenizer, sequence_length=sequence_length, seed=seed,
+        whole_word_masking=whole_word_masking)
     backbone = BertBackbone(
         vocabulary_size=tokenizer.vocabulary_size(), num_layers=num_layers,
         num_heads=num_heads, hidden_dim=hidden_dim,
@@ -48,6 +50,12 @@ def build_pretrainer(tokenizer, sequence_length, num_layers=2, num_heads=2,
     model = BertPretrainer(backbone, preprocessor=preprocessor)
     model.compile(optimizer=keras.optimizers.Adam(learning_rate, clipnorm=1.0))
     return model
+
+
+def add_arguments(group):
+    """``kzoo pretrain bert``'s own options."""
+    group.add_argument("--whole-word-masking", action="store_true",
+                       help="mask all the word pieces of a chosen word together")
 
 
 def pretrain(documents, options):
@@ -66,7 +74,8 @@ def pretrain(documents, options):
         tokenizer, options.sequence_length, num_layers=options.num_layers,
         num_heads=options.num_heads, hidden_dim=options.hidden_dim,
         dropout=options.dropout, learning_rate=options.learning_rate,
-        seed=options.seed)
+        seed=options.seed,
+        whole_word_masking=getattr(options, "whole_word_masking", False))
     print(f"BERT: {tokenizer.vocabulary_size():,} word pieces; {len(documents):,} "
           f"documents, {sum(len(d) for d in documents):,} sentences")
 

@@ -30,7 +30,15 @@ class _AddOrders(keras.layers.Layer):
         return (None,) + tuple(shape[1:])
 
 
-class _LanguageModelLoss(keras.layers.Layer):
+def check_language_model_loss_weight(weight):
+    """Raises a ``ValueError`` unless ``weight`` (GPT-1's λ) is a number >= 0."""
+    if (isinstance(weight, bool) or not isinstance(weight, (int, float))
+            or not weight >= 0):
+        raise ValueError("`language_model_loss_weight` must be a number >= 0 "
+                         f"(GPT-1 uses 0.5), got {weight!r}.")
+
+
+class LanguageModelLoss(keras.layers.Layer):
     """Adds ``weight`` x the next-token cross-entropy of the input sequence
     (over real tokens, tied output embedding) to the model's losses, and
     passes ``features`` through unchanged: GPT-1's auxiliary objective."""
@@ -89,9 +97,7 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
                  activation=None, language_model_loss_weight=0.0, symmetric=False,
                  **kwargs):
-        if language_model_loss_weight < 0:
-            raise ValueError("`language_model_loss_weight` must be >= 0, got "
-                             f"{language_model_loss_weight!r}.")
+        check_language_model_loss_weight(language_model_loss_weight)
         if preprocessor is not None and getattr(preprocessor, "symmetric",
                                                 symmetric) != symmetric:
             raise ValueError(
@@ -102,7 +108,7 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
         self.symmetric = symmetric
         self.add_orders = _AddOrders(name="add_orders") if symmetric else None
         self.language_model_loss = (
-            _LanguageModelLoss(backbone.token_embedding, language_model_loss_weight,
+            LanguageModelLoss(backbone.token_embedding, language_model_loss_weight,
                               name="language_model_loss")
             if language_model_loss_weight else None)
         super().__init__(backbone, num_classes, preprocessor=preprocessor,

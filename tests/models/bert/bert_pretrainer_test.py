@@ -165,3 +165,65 @@ def test_heads_match_transformers_bert_for_pretraining(tmp_path):
                     atol=1e-4, rtol=0)
     mlm = np.take_along_axis(out.prediction_logits.numpy(), positions[..., None], 1)
     assert_allclose(outputs["mlm_logits"], mlm, atol=1e-4, rtol=0)
+
+
+# === Whole-word masking ===
+WORD_PIECES = VOCABULARY + ["un", "##aff", "##able", "cat"]
+
+
+def test_whole_word_masking_masks_every_piece_of_a_word():
+    tokenizer = BertTokenizer(vocabulary=WORD_PIECES)
+    assert tokenizer.continuation_token_ids() == (26, 27)
+    pre = BertPretrainerPreprocessor(
+        tokenizer, sequence_length=12, mask_selection_rate=1.0,
+        mask_selection_length=3, mask_token_rate=1.0, random_token_rate=0.0,
+        whole_word_masking=True, seed=7)
+    # [CLS] un ##aff ##able cat [SEP] cat [SEP]: the words are 1-3, 4 and 6.
+    x, y, w = pre((["unaffable cat"] * 16, ["cat"] * 16), [0] * 16)
+    ids = to_numpy(x["token_ids"])
+    assert (ids[:, [0, 5, 7]] == [2, 3, 3]).all()
+    positions = to_numpy(x["mask_positions"])
+    seen = set()
+    for row, p, weights in zip(ids, positions, to_numpy(w["mlm_logits"])):
+        chosen = tuple(p[weights == 1.0])
+        # All pieces of a chosen word, never a part; a 3-piece word is
+        # skipped when a shorter one took room first.
+        assert chosen in {(1, 2, 3), (4, 6), (4,), (6,)}, chosen
+        assert (row[list(chosen)] == 4).all()
+        seen.add(chosen)
+    assert (1, 2, 3) in seen and (4, 6) in seen
+    restored = BertPretrainerPreprocessor.from_config(pre.get_config())
+    assert restored.whole_word_masking is True
+
+
+def test_pretrain_bert_whole_word_masking_option():
+    import argparse
+
+    from kzoo.cli import pretrain as pretrain_command
+    from kzoo.models.bert import bert_pretraining
+
+    parser = argparse.ArgumentParser()
+    pretrain_command.add_arguments(parser)
+    documents = [["the unaffable cat sat. the cat sat on the mat"],
+                 ["a dog sat. the dog is not a cat. a cat is not a dog"]]
+    for flag, expected in [([], False), (["--whole-word-masking"], True)]:
+        options = parser.parse_args(["bert", "--corpus", "c.txt", "--output", "o"]
+                                    + flag)
+        for name, value in bert_pretraining.DEFAULTS.items():
+            setattr(options, name, value if getattr(options, name) is None
+                    else getattr(options, name))
+        options.vocabulary_size, options.num_layers, options.hidden_dim = 60, 1, 8
+        model, _ = bert_pretraining.pretrain(documents, options)
+        assert model.preprocessor.whole_word_masking is expected
+        assert model.preprocessor.masker.whole_word is expected
+        if expected:
+            assert model.preprocessor.masker.continuation_token_ids == (
+                model.preprocessor.tokenizer.continuation_token_ids())
+    # A byte-level BPE marks no word continuations: a clear error.
+    from kzoo.models.gpt import GPTTokenizer
+    from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor
+    from kzoo.tokenizers import compute_byte_pair_merges
+
+    tokenizer = GPTTokenizer(*compute_byte_pair_merges(["a cat"], vocabulary_size=262))
+    with pytest.raises(ValueError, match="whole_word_masking=True.*GPTTokenizer"):
+        MaskedLMPreprocessor(tokenizer, whole_word_masking=True)

@@ -135,3 +135,46 @@ def test_multiple_choice_scores_each_answer():
         dense = model.output_dense
         expected = state @ to_numpy(dense.kernel)[:, 0] + to_numpy(dense.bias)[0]
         assert_allclose(scores[0, i], expected, atol=1e-5)
+
+
+def _log_softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+
+def test_multiple_choice_auxiliary_language_model_loss():
+    backbone, tokenizer = _parts()
+    pre = kzoo.models.GPTMultipleChoicePreprocessor(tokenizer, sequence_length=12)
+    contexts = ["the cat sat on", "a dog"]
+    endings = [["the mat", "a dog", "a log"], ["sat on a log", "is not", "the cat"]]
+    labels = np.array([0, 2])
+    x = pre((contexts, endings))
+    plain = kzoo.models.GPTMultipleChoice(backbone, preprocessor=pre, dropout=0.0)
+    model = kzoo.models.GPTMultipleChoice(backbone, preprocessor=pre, dropout=0.0,
+                                          language_model_loss_weight=0.5)
+    model.output_dense.set_weights(plain.output_dense.get_weights())
+    loss = model.evaluate(x, labels, verbose=0, return_dict=True)["loss"]
+    scores = to_numpy(model.predict_on_batch(x))
+    choice = -_log_softmax(scores)[[0, 1], labels].mean()
+    # λ = 0 is the plain model: its loss is the choice loss alone.
+    plain_loss = plain.evaluate(x, labels, verbose=0, return_dict=True)["loss"]
+    assert_allclose(plain_loss, choice, atol=1e-5)
+    # The LM loss over every (context, answer) sequence, from the causal LM's
+    # own logits on the same backbone.
+    ids = to_numpy(x["token_ids"]).reshape(6, -1)
+    mask = to_numpy(x["padding_mask"]).reshape(6, -1).astype(float)
+    lm_logits = to_numpy(kzoo.models.GPTCausalLM(backbone).predict_on_batch(
+        {"token_ids": ids, "padding_mask": mask.astype(bool)}))
+    token_loss = -np.take_along_axis(_log_softmax(lm_logits[:, :-1]),
+                                     ids[:, 1:, None], -1)[..., 0]
+    lm = (token_loss * mask[:, 1:]).sum() / mask[:, 1:].sum()
+    assert lm > 1.0  # an untrained model: the term is not negligible
+    assert_allclose(loss, choice + 0.5 * lm, atol=1e-4)
+    history = model.fit((contexts * 2, endings * 2), np.tile(labels, 2), epochs=1,
+                        verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    restored = kzoo.models.GPTMultipleChoice.from_config(model.get_config())
+    assert restored.language_model_loss_weight == 0.5
+    for bad in (-0.5, "0.5", True):
+        with pytest.raises(ValueError, match="language_model_loss_weight"):
+            kzoo.models.GPTMultipleChoice(backbone, language_model_loss_weight=bad)
