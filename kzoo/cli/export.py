@@ -71,6 +71,7 @@ def _run_transformers(args):
     import kzoo
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import saved_task_class
+    from kzoo.presets.errors import PresetError
 
     for option in ("version", "sequence_length"):
         if getattr(args, option) is not None:
@@ -86,7 +87,7 @@ def _run_transformers(args):
         model = kzoo.models.Backbone.from_preset(args.model)
         try:
             tokenizer = kzoo.tokenizers.Tokenizer.from_preset(args.model)
-        except Exception:  # noqa: BLE001 — a preset without a tokenizer
+        except (PresetError, FileNotFoundError, ValueError):  # it has none
             tokenizer = None
     try:
         where = kzoo.export.hugging_face(model, args.output, tokenizer=tokenizer)

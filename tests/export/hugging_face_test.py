@@ -8,14 +8,12 @@ files are checked through ``AutoTokenizer`` against kzoo's own ids.
 
 import json
 import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
 
 import kzoo
+from kzoo.cli import main
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.testing import to_numpy
@@ -24,7 +22,6 @@ transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat",
               "on", "mat", "a", "dog", "ran", "##s", "big", ".", ",", "is", "it"]
 TEXTS = ["the cat sat on the mat.", "A dog ran", "dogs, cats", ""]
@@ -297,7 +294,7 @@ def test_hugging_face_to_kzoo_fit_to_hugging_face(tmp_path):
     assert hf.config.id2label == {0: "no", 1: "yes"}
 
 
-def test_command_writes_a_transformers_folder(tmp_path):
+def test_command_writes_a_transformers_folder(tmp_path, capsys):
     backbone = bert_backbone()
     preprocessor = kzoo.models.BertClassifierPreprocessor(
         BertTokenizer(vocabulary=VOCABULARY), sequence_length=LENGTH)
@@ -305,12 +302,9 @@ def test_command_writes_a_transformers_folder(tmp_path):
                                        label_names=["neg", "pos"])
     spread(model, 9)
     model.save_to_preset(tmp_path / "run")
-    result = subprocess.run(
-        [sys.executable, "-m", "kzoo.cli", "export", "--model", str(tmp_path / "run"),
-         "--output", str(tmp_path / "hf"), "--format", "transformers"],
-        capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "Hugging Face folder" in result.stdout
+    assert main(["export", "--model", str(tmp_path / "run"), "--output",
+                 str(tmp_path / "hf"), "--format", "transformers"]) == 0
+    assert "Hugging Face folder" in capsys.readouterr().out
     hf = hf_load("AutoModelForSequenceClassification", tmp_path / "hf")
     x = bert_inputs()
     close(run_hf(hf, **hf_inputs(x)).logits.numpy(), to_numpy(model(x)))
