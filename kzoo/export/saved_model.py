@@ -40,7 +40,8 @@ hooks, in this order, to every object it is given:
   ``assets.extra/tf_serving_warmup_requests`` (which the model server
   replays at load). A signature the object gives none for gets
   ``serving_warmup.default_warmup_inputs`` (an empty string, a word and a
-  long text for string inputs). Each request is run before it is written.
+  long text for string inputs). Each request is run before it is written;
+  a guessed one that fails is left out, with a warning.
 
 Any backend: a Keras object (a task, a model or a layer) is traced on the
 TensorFlow backend, in process. JAX cannot trace string inputs and torch
@@ -190,22 +191,26 @@ def write_endpoints(model, endpoints, path):
     methods = method_names() if method_names else {}
     if methods:
         serving_warmup.set_method_names(path, methods)
-    serving_warmup.write_warmup_requests(
-        path, signatures, warmup_requests(model, signatures), methods)
+    requests, defaults = warmup_requests(model, signatures)
+    serving_warmup.write_warmup_requests(path, signatures, requests, methods, defaults)
 
 
 def warmup_requests(model, signatures):
-    """``{signature: [inputs]}``: the object's ``serving_warmup_inputs()``
-    where it gives them, else ``serving_warmup.default_warmup_inputs``."""
+    """``({signature: [inputs]}, defaults)``: the object's
+    ``serving_warmup_inputs()`` where it gives them, else
+    ``serving_warmup.default_warmup_inputs`` (those signatures are in
+    ``defaults``)."""
     given = getattr(model, "serving_warmup_inputs", None)
     requests = dict(given()) if given else {}
+    defaults = set()
     for name, function in signatures.items():
         if name not in requests:
             inputs = serving_warmup.default_warmup_inputs(
                 serving_warmup.input_specs(function))
             if inputs:
                 requests[name] = inputs
-    return requests
+                defaults.add(name)
+    return requests, defaults
 
 
 def _tensor_spec(spec):

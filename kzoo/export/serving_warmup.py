@@ -16,7 +16,10 @@ signature, after running each through the signature it names, so that
 the file holds no request the model fails on.
 """
 
+import logging
 import os
+
+logger = logging.getLogger(__name__)
 
 #: where TF Serving looks for warmup requests, inside a SavedModel folder
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
@@ -85,13 +88,26 @@ def input_specs(function):
     return list(args) + [kwargs[k] for k in sorted(kwargs)]
 
 
+def _reason(error):
+    """The line of a TensorFlow error that says what went wrong (its message
+    also holds the traceback of the graph's node)."""
+    lines = [line.strip() for line in error.message.splitlines()
+             if line.strip() and not line.strip().startswith("[[")]
+    return (lines[-1] if lines else type(error).__name__)[:300]
+
+
+def _shorten(inputs):
+    text = repr(inputs)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _tensor(value, spec):
     import tensorflow as tf
 
     return tf.constant(value, dtype=spec.dtype)
 
 
-def write_warmup_requests(path, signatures, requests, methods=None):
+def write_warmup_requests(path, signatures, requests, methods=None, defaults=()):
     """Writes ``assets.extra/tf_serving_warmup_requests`` in the SavedModel
     folder ``path``.
 
@@ -102,6 +118,10 @@ def write_warmup_requests(path, signatures, requests, methods=None):
         methods: ``{signature name: method name}`` (default: predict).
             A classify signature's ``inputs`` are serialized ``tf.Example``
             protos; they go in a ``ClassificationRequest``.
+        defaults: the signatures whose requests are guessed
+            (``default_warmup_inputs``): one the model fails on is left out,
+            with a warning naming the error; a failing request that the
+            object gave raises.
 
     Returns:
         The number of requests written (0 when ``tensorflow_serving`` is not
@@ -117,9 +137,7 @@ def write_warmup_requests(path, signatures, requests, methods=None):
             prediction_log_pb2,
         )
     except ImportError:
-        import logging
-
-        logging.getLogger(__name__).warning(
+        logger.warning(
             "The SavedModel has no TF Serving warmup requests (%s): writing them "
             "needs `pip install tensorflow-serving-api`.", WARMUP_FILE)
         return 0
@@ -133,7 +151,15 @@ def write_warmup_requests(path, signatures, requests, methods=None):
                 raise ValueError(f"A warmup request of the signature {name!r} has the "
                                  f"inputs {sorted(inputs)}; it takes {sorted(specs)}.")
             # The request must run: a warmup that fails would fail the load.
-            function(*[_tensor(inputs[k], spec) for k, spec in specs.items()])
+            try:
+                function(*[_tensor(inputs[k], spec) for k, spec in specs.items()])
+            except tf.errors.OpError as error:
+                if name not in defaults:
+                    raise
+                logger.warning(
+                    "The signature %r fails on the warmup request %s (%s); it is "
+                    "left out of %s.", name, _shorten(inputs), _reason(error), WARMUP_FILE)
+                continue
             spec = model_pb2.ModelSpec(signature_name=name)
             if methods.get(name, PREDICT_METHOD) == CLASSIFY_METHOD:
                 request = classification_pb2.ClassificationRequest(model_spec=spec)
