@@ -148,7 +148,12 @@ def write_hf_folder(path, config, tensors, write_tokenizer=None):
     Returns:
         The absolute ``path``.
     """
-    from safetensors.numpy import save_file
+    try:
+        from safetensors.numpy import save_file
+    except ImportError as error:
+        raise ImportError(
+            "Writing a Hugging Face folder needs the safetensors package: "
+            "pip install safetensors (or kzoo[transformers]).") from error
 
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
