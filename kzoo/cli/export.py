@@ -1,20 +1,30 @@
 """``kzoo export``: a preset folder → a SavedModel that takes raw strings."""
 
-HELP = "export a trained model as a TensorFlow SavedModel (string inputs)"
+HELP = ("export a trained model as a TensorFlow SavedModel (string inputs) or a "
+        "Hugging Face transformers folder")
 EXAMPLES = """
   kzoo export --model runs/sentiment --output exported/sentiment
+  kzoo export --model runs/sentiment --output hf/sentiment --format transformers
   kzoo export --model runs/sentiment --output serving/sentiment --version 1
   kzoo export --model runs/elmo --output exported/elmo     # TF-Hub ELMo signatures
 
 Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
 tf.saved_model.load(DIR).signatures["serving_default"](text=tf.constant([...])).
+With --format transformers: transformers.AutoModel.from_pretrained(DIR) (or the
+task's AutoModelFor... class) and AutoTokenizer.from_pretrained(DIR).
 """
 
 
 def add_arguments(parser):
     parser.add_argument("--model", required=True,
                         help="a folder written by kzoo pretrain / finetune")
-    parser.add_argument("--output", required=True, help="the SavedModel folder")
+    parser.add_argument("--output", required=True,
+                        help="the folder to write (a SavedModel, or a transformers folder)")
+    parser.add_argument("--format", choices=("saved_model", "transformers"),
+                        default="saved_model",
+                        help="saved_model (default): a TensorFlow SavedModel for TF "
+                             "Serving; transformers: config.json + model.safetensors "
+                             "+ tokenizer files for transformers' from_pretrained")
     parser.add_argument("--version", type=int, default=None,
                         help="write OUTPUT/VERSION/ (TF Serving's layout)")
     parser.add_argument("--sequence-length", type=int, default=None,
@@ -28,6 +38,9 @@ def run(args):
     import kzoo
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task
+
+    if args.format == "transformers":
+        return _run_transformers(args)
     from kzoo.preprocessing.engine import (
         TensorFlowNotInstalledError,
         require_tensorflow,
@@ -49,4 +62,36 @@ def run(args):
     where = args.output if args.version is None else os.path.join(
         args.output, str(args.version))
     print(f"exported the {type(model).__name__} as a SavedModel to {where}")
+    return 0
+
+
+def _run_transformers(args):
+    import os
+
+    import kzoo
+    from kzoo.cli.environment import CommandError
+    from kzoo.cli.loading import saved_task_class
+    from kzoo.presets.errors import PresetError
+
+    for option in ("version", "sequence_length"):
+        if getattr(args, option) is not None:
+            raise CommandError(f"--{option.replace('_', '-')} is a SavedModel option; "
+                               "--format transformers takes none.")
+    if not os.path.exists(args.model) and os.sep in args.model:
+        raise FileNotFoundError(f"the model folder {args.model} does not exist")
+    cls = saved_task_class(args.model)
+    tokenizer = None
+    if cls is not None:
+        model = cls.from_preset(args.model)
+    else:  # a backbone preset: the backbone and its tokenizer
+        model = kzoo.models.Backbone.from_preset(args.model)
+        try:
+            tokenizer = kzoo.tokenizers.Tokenizer.from_preset(args.model)
+        except (PresetError, FileNotFoundError, ValueError):  # it has none
+            tokenizer = None
+    try:
+        where = kzoo.export.hugging_face(model, args.output, tokenizer=tokenizer)
+    except (ValueError, TypeError) as error:
+        raise CommandError(str(error)) from None
+    print(f"exported the {type(model).__name__} as a Hugging Face folder to {where}")
     return 0

@@ -1,4 +1,6 @@
 """Export for serving: ``kzoo.export.saved_model(model, path)``, one way out
-for every kzoo object that serves (each names its own signatures)."""
+for every kzoo object that serves (each names its own signatures), and
+``kzoo.export.hugging_face(model, path)``, a transformers folder."""
 
+from kzoo.export.hugging_face import hugging_face  # noqa: F401
 from kzoo.export.saved_model import saved_model  # noqa: F401

@@ -32,6 +32,16 @@ hooks, in this order, to every object it is given:
   TensorFlow objects the endpoints read besides variables (a tokenizer's
   lookup tables), kept on the SavedModel's root under these names. The
   variables the endpoints read are found by tracing and kept with them.
+* ``serving_method_names()`` (optional): ``{signature name: method name}``
+  for signatures that are not predict signatures (a classifier's
+  ``classify``: ``tensorflow/serving/classify``, TF Serving's Classify API).
+* ``serving_warmup_inputs()`` (optional): ``{signature name: [{input name:
+  nested list}, ...]}``, the requests written to
+  ``assets.extra/tf_serving_warmup_requests`` (which the model server
+  replays at load). A signature the object gives none for gets
+  ``serving_warmup.default_warmup_inputs`` (an empty string, a word and a
+  long text for string inputs). Each request is run before it is written;
+  a guessed one that fails is left out, with a warning.
 
 Any backend: a Keras object (a task, a model or a layer) is traced on the
 TensorFlow backend, in process. JAX cannot trace string inputs and torch
@@ -53,6 +63,7 @@ import tempfile
 
 import keras
 
+from kzoo.export import serving_warmup
 from kzoo.presets.atomic_files import replace_folder
 from kzoo.preprocessing.engine import require_tensorflow
 
@@ -175,6 +186,30 @@ def write_endpoints(model, endpoints, path):
     for name, trackable in (trackables() if trackables else {}).items():
         setattr(root, name, trackable)
     tf.saved_model.save(root, path, signatures=signatures)
+    method_names = getattr(model, "serving_method_names", None)
+    methods = method_names() if method_names else {}
+    if methods:
+        serving_warmup.set_method_names(path, methods)
+    requests, defaults = warmup_requests(model, signatures)
+    serving_warmup.write_warmup_requests(path, signatures, requests, methods, defaults)
+
+
+def warmup_requests(model, signatures):
+    """``({signature: [inputs]}, defaults)``: the object's
+    ``serving_warmup_inputs()`` where it gives them, else
+    ``serving_warmup.default_warmup_inputs`` (those signatures are in
+    ``defaults``)."""
+    given = getattr(model, "serving_warmup_inputs", None)
+    requests = dict(given()) if given else {}
+    defaults = set()
+    for name, function in signatures.items():
+        if name not in requests:
+            inputs = serving_warmup.default_warmup_inputs(
+                serving_warmup.input_specs(function))
+            if inputs:
+                requests[name] = inputs
+                defaults.add(name)
+    return requests, defaults
 
 
 def _tensor_spec(spec):

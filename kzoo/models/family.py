@@ -92,6 +92,10 @@ class Family:
         export: ``export(preset)`` → the object ``kzoo export`` writes
             (anything ``kzoo.export.saved_model`` takes); None: the
             preset's task.
+        hugging_face: ``hugging_face(model, path, tokenizer=None)`` writes
+            one of the family's objects as a Hugging Face (transformers)
+            folder (``kzoo export --format transformers``); None: it has
+            no transformers equivalent.
     """
 
     name: str
@@ -105,6 +109,7 @@ class Family:
     word_vectors: Callable | None = None
     word_in_context: Callable | None = None
     export: Callable | None = None
+    hugging_face: Callable | None = None
 
     def task(self, shape):
         """This family's task class that is a ``shape`` (a generic task

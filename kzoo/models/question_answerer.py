@@ -96,8 +96,10 @@ class _SpanLogits(keras.layers.Layer):
         return start, end
 
     def compute_output_spec(self, logits, allowed):
-        spec = keras.KerasTensor(logits.shape[:-1], dtype="float32")
-        return spec, spec
+        # Two tensors: one spec object returned twice would make the
+        # functional model's start and end outputs one and the same tensor.
+        return tuple(keras.KerasTensor(logits.shape[:-1], dtype="float32")
+                     for _ in range(2))
 
 
 class _BertAnswerMask(keras.layers.Layer):

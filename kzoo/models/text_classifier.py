@@ -5,6 +5,7 @@ import numpy as np
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.classifier_task import ClassifierTask
+from kzoo.preprocessing.engine import tf
 
 
 @kzoo_export("kzoo.models.TextClassifier")
@@ -75,6 +76,57 @@ class TextClassifier(ClassifierTask):
         if self.is_regressor:
             return {"score": outputs[:, 0]}
         return super().serving_outputs(outputs)
+
+    def class_names(self):
+        """The name of each class: ``label_names``, else ``"0"``, ``"1"``, ..."""
+        return tuple(self.label_names or (str(i) for i in range(self.num_classes)))
+
+    def serving_endpoints(self, sequence_length=None):
+        """``serving_default`` (raw strings, see ``Task``) and, for a
+        classifier, ``classify``: TF Serving's Classify API. ``classify``
+        takes ``inputs``, serialized ``tf.Example`` protos with a ``text``
+        bytes feature (and ``text_pair`` for pairs), and returns ``classes``
+        (``[batch, num_classes]`` strings, ``class_names()``) and ``scores``
+        (the probabilities, ``[batch, num_classes]``)."""
+        endpoints = super().serving_endpoints(sequence_length)
+        if self.is_regressor:
+            return endpoints
+        serve, signature = endpoints["serving_default"]
+        names = [spec.name for spec in signature]
+        class_names = list(self.class_names())
+
+        def classify(serialized):
+            features = tf.io.parse_example(
+                serialized, {n: tf.io.FixedLenFeature([], tf.string) for n in names})
+            scores = serve(*[features[n] for n in names])["probabilities"]
+            classes = tf.tile(tf.constant([class_names]), [tf.shape(scores)[0], 1])
+            return {"classes": classes, "scores": scores}
+
+        endpoints["classify"] = (
+            classify, [tf.TensorSpec([None], tf.string, name="inputs")])
+        return endpoints
+
+    def serving_method_names(self):
+        """``classify`` is a classify signature (none for a regressor)."""
+        return {} if self.is_regressor else {"classify": "tensorflow/serving/classify"}
+
+    def serving_warmup_inputs(self):
+        """The warmup requests of ``classify``: serialized examples of an
+        empty, a one-word and a long text (``serving_default`` gets the
+        default ones)."""
+        if self.is_regressor:
+            return {}
+        from kzoo.export.serving_warmup import WARMUP_TEXTS
+
+        names = self.serving_input_names()
+
+        def example(text):
+            feature = {n: tf.train.Feature(bytes_list=tf.train.BytesList(
+                value=[text.encode("utf-8")])) for n in names}
+            return tf.train.Example(
+                features=tf.train.Features(feature=feature)).SerializeToString()
+
+        return {"classify": [{"inputs": [example(text)]} for text in WARMUP_TEXTS]}
 
     def predict_labels(self, x, batch_size=32):
         """The predicted label of each text: its name with ``label_names``,

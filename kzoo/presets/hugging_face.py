@@ -7,7 +7,13 @@ only, which refuses anything but tensors, since a checkpoint from the
 internet is untrusted input.
 """
 
+import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from kzoo.presets.errors import PresetError
 from kzoo.presets.preset_source import read_json
@@ -129,3 +135,54 @@ def read_hf_tensors(path, select=None):
     if kind == "safetensors":
         return _read_safetensors(files, select)
     return _read_torch(files, select)
+
+
+def write_hf_folder(path, config, tensors, write_tokenizer=None):
+    """Writes a Hugging Face checkpoint folder atomically.
+
+    The folder holds ``config.json``, ``model.safetensors`` (written with
+    numpy, float32 unless a tensor says otherwise) and, through
+    ``write_tokenizer(folder)``, the tokenizer's files. It is written into a
+    temporary sibling of ``path`` that then replaces ``path``; on failure
+    ``path`` is left as it was.
+
+    Args:
+        path: the folder to write.
+        config: dict, the ``config.json`` (transformers' keys).
+        tensors: ``{name: array}`` in transformers' names and layouts.
+        write_tokenizer: None, or ``write_tokenizer(folder)``.
+
+    Returns:
+        The absolute ``path``.
+    """
+    try:
+        from safetensors.numpy import save_file
+    except ImportError as error:
+        raise ImportError(
+            "Writing a Hugging Face folder needs the safetensors package: "
+            "pip install safetensors (or kzoo[transformers]).") from error
+
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+    try:
+        with open(os.path.join(tmp, CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+        save_file({name: np.ascontiguousarray(value) for name, value in tensors.items()},
+                  os.path.join(tmp, SAFETENSORS_FILE), metadata={"format": "pt"})
+        if write_tokenizer is not None:
+            write_tokenizer(tmp)
+        if os.path.exists(path):
+            shutil.rmtree(path)
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def write_json(path, value):
+    """Writes ``value`` as indented JSON (a tokenizer's config files)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(value, f, indent=2, ensure_ascii=False)

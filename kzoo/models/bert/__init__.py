@@ -52,4 +52,5 @@ register_family(Family(
         task=BertPretrainer,
         example="kzoo pretrain bert --corpus wiki.txt --output runs/bert --num-layers 2"),
     word_in_context=lazy("kzoo.models.bert.bert_word_in_context:word_in_context"),
+    hugging_face=lazy("kzoo.models.bert.bert_hf_writer:save_hugging_face"),
 ))

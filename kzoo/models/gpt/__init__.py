@@ -1,6 +1,6 @@
 """GPT: decoder backbone, tokenizer, causal LM, GPT-1-style fine-tuning, converter."""
 
-from kzoo.models.family import Family, Pretraining, register_family
+from kzoo.models.family import Family, Pretraining, lazy, register_family
 from kzoo.models.gpt import gpt_pretraining
 from kzoo.models.gpt.fine_tuning_tokens import add_fine_tuning_tokens
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
@@ -36,4 +36,5 @@ register_family(Family(
         evaluate=gpt_pretraining.evaluate,
         task=GPTCausalLM,
         example="kzoo pretrain gpt --corpus books.txt --output runs/gpt --epochs 3"),
+    hugging_face=lazy("kzoo.models.gpt.gpt_hf_writer:save_hugging_face"),
 ))

@@ -225,6 +225,11 @@ def test_model_masks_question_and_padding_and_fits():
     for key in ("start_logits", "end_logits"):
         assert out[key].shape == (5, LENGTH) and out[key].dtype == np.float32
         np.testing.assert_array_equal(out[key] <= -1e8, ~allowed)
+    # Start and end are the two columns of the span layer, each its own.
+    sequence = to_numpy(model.backbone(x)["sequence_output"])
+    spans = sequence @ to_numpy(model.span_dense.kernel) + to_numpy(model.span_dense.bias)
+    for column, key in enumerate(("start_logits", "end_logits")):
+        assert_allclose(out[key][allowed], spans[..., column][allowed], atol=1e-5)
     # (Raw pairs and SQuAD answers go through tf.data as in
     # test_tf_data_matches_eager_and_config; here the packed tensors.)
     model.compile(optimizer=keras.optimizers.Adam(1e-2))
