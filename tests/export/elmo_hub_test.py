@@ -34,6 +34,8 @@ out["default_inputs"] = sorted(default.structured_input_signature[1])
 out["tokens_inputs"] = sorted(tokens.structured_input_signature[1])
 out["default"] = {k: v.numpy().tolist() for k, v in
                   default(default=tf.constant(json.loads(sys.argv[2]))).items()}
+empty = default(default=tf.constant(["", ""]))
+out["all_empty"] = {k: [list(v.shape), float(abs(v.numpy()).sum())] for k, v in empty.items()}
 t = tf.constant([["a", "bank", "", ""], ["bank", "", "", ""]])
 out["tokens"] = {k: v.numpy().tolist() for k, v in
                  tokens(tokens=t, sequence_len=tf.constant([2, 1])).items()}
@@ -95,6 +97,11 @@ def test_signatures_and_values_match_the_keras_model(tmp_path):
         assert np.all(out["elmo"][b, n:] == 0)
         expected = mixed.mean(0) if n else np.zeros(8)
         np.testing.assert_allclose(out["default"][b], expected, atol=1e-5)
+
+    # A batch of empty sentences: no token, the default vector zeros.
+    assert served["all_empty"] == {
+        "default": [[2, 8], 0.0], "elmo": [[2, 0, 8], 0.0], "word_emb": [[2, 0, 4], 0.0],
+        "lstm_outputs1": [[2, 0, 8], 0.0], "lstm_outputs2": [[2, 0, 8], 0.0]}
 
     tokens = {k: np.array(v) for k, v in served["tokens"].items()}
     assert tokens["elmo"].shape == (2, 4, 8)  # the width of the tokens matrix

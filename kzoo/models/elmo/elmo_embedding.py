@@ -410,6 +410,16 @@ class ElmoEmbedding(keras.layers.Layer):
         """TF-Hub ELMo's outputs for character ids (see ``serving_endpoints``)."""
         # Strings are served through the character path, also with a cached
         # vocabulary (the same vectors, for any word).
+        # A batch of empty sentences has no token at all and an LSTM cannot
+        # run over no step: it runs over one padding token, cut off after.
+        num_tokens = ops.shape(character_ids)[1]
+        character_ids = ops.pad(
+            character_ids, [[0, 0], [0, ops.maximum(1 - num_tokens, 0)], [0, 0]])
+        outputs = self._hub_layers(character_ids)
+        return {name: value if name == "default" else value[:, :num_tokens]
+                for name, value in outputs.items()}
+
+    def _hub_layers(self, character_ids):
         layers, padding_mask, token_mask = self._character_layers(character_ids)
         mixes = self._representations(layers, padding_mask, token_mask, False, False)
         outputs = {"word_emb": self._strip(layers[0], token_mask)[
