@@ -470,10 +470,13 @@ class HuggingFaceBertSource(PresetSource):
         for variable, value in plan or []:
             variable.assign(value)
         if missing:
+            from kzoo.layers.masked_lm_head import NEW_HEAD_NOTE
+
             warnings.warn(
                 f"{self.path} has no {' and no '.join(missing)}, as "
-                "BertForMaskedLM / BertForPreTraining save: randomly "
-                "initialized, it needs training.",
+                "BertForMaskedLM / BertForPreTraining save: "
+                + (NEW_HEAD_NOTE if plan is None else
+                   "randomly initialized, it needs training") + ".",
                 stacklevel=4,
             )
         return not missing
