@@ -26,6 +26,7 @@ def _argv(name, tmp_path):
         "elmo_sentiment": [],
         "polysemy": ["--output", str(tmp_path / "plots")],
         "distributed_finetune": [],
+        "domain_transfer": [],
     }[name]
 
 
@@ -38,6 +39,7 @@ SMOKE = {
     "elmo_sentiment": "word embeddings + ELMo",
     "polysemy": 'cosine of "bank"',
     "distributed_finetune": "held-out accuracy",
+    "domain_transfer": "adapted backbone",
 }
 
 
