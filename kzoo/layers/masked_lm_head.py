@@ -7,13 +7,6 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import token_embedding_table
 from kzoo.layers.transformer_block import get_activation
 
-#: what a task built on a checkpoint without a masked-LM head says of its new one
-NEW_HEAD_NOTE = (
-    "a new one is initialized as BERT does: dense + GELU + layer norm, the "
-    "decoder tied to the token embedding, a zero output bias, kernels drawn "
-    "from a truncated normal of stddev 0.02; it needs training (fit on raw "
-    "text continues masked-LM pretraining)")
-
 
 @kzoo_export("kzoo.layers.MaskedLMHead")
 class MaskedLMHead(keras.layers.Layer):

@@ -15,6 +15,14 @@ import keras
 from kzoo.presets import weights
 from kzoo.presets.errors import PresetError
 
+#: what a masked LM built on a checkpoint without a masked-LM head says of
+#: its new head (``kzoo.layers.MaskedLMHead`` in a ``MaskedLM``)
+NEW_HEAD_NOTE = (
+    "a new one is initialized as BERT does: dense + GELU + layer norm, the "
+    "decoder tied to the token embedding, a zero output bias, kernels drawn "
+    "from a truncated normal of stddev 0.02; it needs training (fit on raw "
+    "text continues masked-LM pretraining)")
+
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"
 TOKENIZER_FILE = "tokenizer.json"
@@ -183,8 +191,6 @@ class KzooPresetSource(PresetSource):
                 for variable, value in pairs:
                     variable.assign(value)
                 return True
-        from kzoo.layers.masked_lm_head import NEW_HEAD_NOTE
-
         warnings.warn(f"{self.path} has no masked LM head: {NEW_HEAD_NOTE}.",
                       stacklevel=4)
         return False

@@ -27,7 +27,7 @@ from kzoo.presets.hugging_face import (
     read_hf_tensors,
     weight_files,
 )
-from kzoo.presets.preset_source import PresetSource, read_json
+from kzoo.presets.preset_source import NEW_HEAD_NOTE, PresetSource, read_json
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
@@ -470,8 +470,6 @@ class HuggingFaceBertSource(PresetSource):
         for variable, value in plan or []:
             variable.assign(value)
         if missing:
-            from kzoo.layers.masked_lm_head import NEW_HEAD_NOTE
-
             warnings.warn(
                 f"{self.path} has no {' and no '.join(missing)}, as "
                 "BertForMaskedLM / BertForPreTraining save: "
