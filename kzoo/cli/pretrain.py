@@ -24,6 +24,10 @@ The corpus is plain text, a sentence or paragraph a line; a blank line (or
 a file's end) ends a document. Curves (curves.png), TensorBoard logs and a
 checkpoint after every epoch go to OUTPUT.run/; run the same command again
 after a kill or Ctrl-C and it resumes from the last finished epoch.
+
+Continued pretraining (domain transfer) starts from a preset's tokenizer,
+size and weights instead, and prints the held-out loss before and after:
+  kzoo pretrain bert --from minilm_l6_en_uncased --corpus news.txt --output runs/minilm-news
 """
 
 
