@@ -27,6 +27,7 @@ def _argv(name, tmp_path):
         "polysemy": ["--output", str(tmp_path / "plots")],
         "distributed_finetune": [],
         "bert_features_ner": [],
+        "domain_transfer": [],
     }[name]
 
 
@@ -40,6 +41,7 @@ SMOKE = {
     "polysemy": 'cosine of "bank"',
     "distributed_finetune": "held-out accuracy",
     "bert_features_ner": "concat_last_four   width    32  held-out entity F1",
+    "domain_transfer": "adapted backbone",
 }
 
 

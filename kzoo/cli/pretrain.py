@@ -24,6 +24,10 @@ The corpus is plain text, a sentence or paragraph a line; a blank line (or
 a file's end) ends a document. Curves (curves.png), TensorBoard logs and a
 checkpoint after every epoch go to OUTPUT.run/; run the same command again
 after a kill or Ctrl-C and it resumes from the last finished epoch.
+
+Continued pretraining (domain transfer) starts from a preset's tokenizer,
+size and weights instead, and prints the held-out loss before and after:
+  kzoo pretrain bert --from minilm_l6_en_uncased --corpus news.txt --output runs/minilm-news
 """
 
 
@@ -54,6 +58,15 @@ def add_arguments(parser):
                       help=_defaults("sequence_length"))
     size.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--from", dest="from_preset", metavar="PRESET", default=None,
+        help="continue pretraining a preset (a name or a folder) on the corpus: "
+             "its tokenizer, size, dropout and weights; the held-out loss is "
+             "printed before and after (families: "
+             f"{', '.join(f.name for f in _trainable() if f.pretraining.continue_from)})")
+    parser.add_argument("--held-out", type=float, default=0.1, metavar="FRACTION",
+                        help="with --from: the share of the corpus (its last "
+                             "documents) held out to measure the loss (default 0.1)")
     for family in _trainable():
         if family.pretraining.add_arguments is not None:
             family.pretraining.add_arguments(
@@ -72,6 +85,8 @@ def run(args):
     from kzoo.training import read_documents, resumable_fit
 
     recipe = get_family(args.family).pretraining
+    if args.from_preset:
+        return _continue(recipe, args)
     for option in SHARED:
         if getattr(args, option) is None:
             setattr(args, option, recipe.defaults.get(option))
@@ -83,8 +98,42 @@ def run(args):
     history = resumable_fit(model, args.epochs, folder,
                             title=f"kzoo pretrain {args.family}", **data)
     model.save_to_preset(args.output)
+    _report(history, args.output)
+    return 0
+
+
+def _continue(recipe, args):
+    """``--from PRESET``: continued pretraining, the held-out measure
+    before and after."""
+    import keras
+
+    from kzoo.cli.environment import CommandError
+    from kzoo.training import read_documents, resumable_fit
+    from kzoo.training.continued_pretraining import held_out_split
+
+    if recipe.continue_from is None:
+        raise CommandError(f"kzoo pretrain {args.family} cannot continue from a "
+                           "preset; drop --from to pretrain from scratch.")
+    if args.batch_size is None:
+        args.batch_size = recipe.defaults.get("batch_size")
+    train, held_out = held_out_split(read_documents(args.corpus), args.held_out)
+    keras.utils.set_random_seed(args.seed)
+    model, data, evaluate = recipe.continue_from(args.from_preset, train, args)
+    print(f"held out: {sum(len(d) for d in held_out):,} lines "
+          f"({len(held_out):,} documents)")
+    print(f"held-out before: {evaluate(model, held_out, args.batch_size)}")
+    folder = run_dir(args.output)
+    print(f"training {args.epochs} epochs; curves, logs and checkpoints in {folder}/")
+    history = resumable_fit(model, args.epochs, folder,
+                            title=f"kzoo pretrain {args.family} --from", **data)
+    print(f"held-out after: {evaluate(model, held_out, args.batch_size)}")
+    model.save_to_preset(args.output)
+    _report(history, args.output)
+    return 0
+
+
+def _report(history, output):
     last = ", ".join(f"{k} {v[-1]:.4g}" for k, v in history.items()
                      if "loss" in k or "accuracy" in k)
     print(f"last epoch: {last}")
-    print(f"saved the preset to {args.output}")
-    return 0
+    print(f"saved the preset to {output}")

@@ -54,6 +54,16 @@ class Pretraining:
             recipe cuts them (``kzoo evaluate --corpus``); None: none.
         task: the task class ``build`` returns (what ``evaluate`` takes).
         example: a ``kzoo pretrain`` command line for the help text.
+        continue_from: ``continue_from(preset, documents, options) ->
+            (task, fit_kwargs, evaluate)``: ``kzoo pretrain --from PRESET``,
+            continued pretraining. The task comes from the preset (its
+            tokenizer, config and weights; a new head where it has none),
+            compiled; ``fit_kwargs`` as ``build``'s; ``evaluate`` as
+            above, for the task it returns (the held-out measure printed
+            before and after training). ``options``' size options are None
+            (the preset sets them) and so are ``learning_rate`` and
+            ``sequence_length`` where the user gave none. None: the family
+            cannot continue from a preset.
     """
 
     build: Callable
@@ -62,6 +72,7 @@ class Pretraining:
     evaluate: Callable | None = None
     task: type | None = None
     example: str = ""
+    continue_from: Callable | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,12 +7,21 @@ formats are others, registered with ``register_converter``.
 """
 
 import json
+import warnings
 from pathlib import Path
 
 import keras
 
 from kzoo.presets import weights
 from kzoo.presets.errors import PresetError
+
+#: what a masked LM built on a checkpoint without a masked-LM head says of
+#: its new head (``kzoo.layers.MaskedLMHead`` in a ``MaskedLM``)
+NEW_HEAD_NOTE = (
+    "a new one is initialized as BERT does: dense + GELU + layer norm, the "
+    "decoder tied to the token embedding, a zero output bias, kernels drawn "
+    "from a truncated normal of stddev 0.02; it needs training (fit on raw "
+    "text continues masked-LM pretraining)")
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"
@@ -169,6 +178,43 @@ class KzooPresetSource(PresetSource):
             self._file(TASK_WEIGHTS_FILE),
             objects_to_skip=weights.not_head(task),
         )
+
+    def load_pretrained_head(self, task):
+        """A masked LM built on a folder that holds another task with a
+        masked-LM head (``BertPretrainer``: masked LM + next sentence) gets
+        that head's weights; without one it keeps its fresh head and says
+        so. Other tasks keep their fresh heads.
+
+        Returns:
+            True when a head was loaded.
+        """
+        head = getattr(task, "masked_lm_head", None)
+        if head is None:
+            return False
+        saved_config = self.task_config()
+        if saved_config is not None:
+            saved_cls = keras.saving.get_registered_object(
+                saved_config.get("registered_name"))
+            saved = None
+            if isinstance(saved_cls, type):
+                from kzoo.presets.preset_loader import load_task
+
+                saved = load_task(self, saved_cls)
+            saved_head = getattr(saved, "masked_lm_head", None)
+            if saved_head is not None:
+                pairs = list(zip(head.weights, saved_head.weights))
+                if len(head.weights) != len(saved_head.weights) or any(
+                        tuple(a.shape) != tuple(b.shape) for a, b in pairs):
+                    raise PresetError(
+                        f"The masked LM head of the {saved_cls.__name__} in "
+                        f"{self.path} does not fit this {type(task).__name__}'s "
+                        "head; load the preset with its own task class.")
+                for variable, value in pairs:
+                    variable.assign(value)
+                return True
+        warnings.warn(f"{self.path} has no masked LM head: {NEW_HEAD_NOTE}.",
+                      stacklevel=4)
+        return False
 
 
 #: converter source classes, tried in order after the kzoo format

@@ -1,6 +1,6 @@
 """BERT: encoder backbone, WordPiece tokenizer, tasks, Hugging Face converter."""
 
-from kzoo.models.bert import bert_pretraining
+from kzoo.models.bert import bert_continued_pretraining, bert_pretraining
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_classifier import BertClassifier
 from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
@@ -47,6 +47,7 @@ register_family(Family(
     classes=(BertFeatures, BertTokenizer),
     pretraining=Pretraining(
         build=bert_pretraining.pretrain,
+        continue_from=bert_continued_pretraining.continue_from,
         defaults=bert_pretraining.DEFAULTS,
         add_arguments=bert_pretraining.add_arguments,
         task=BertPretrainer,

@@ -27,7 +27,7 @@ from kzoo.presets.hugging_face import (
     read_hf_tensors,
     weight_files,
 )
-from kzoo.presets.preset_source import PresetSource, read_json
+from kzoo.presets.preset_source import NEW_HEAD_NOTE, PresetSource, read_json
 from kzoo.tokenizers.tokenizer import Tokenizer
 from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
@@ -472,8 +472,9 @@ class HuggingFaceBertSource(PresetSource):
         if missing:
             warnings.warn(
                 f"{self.path} has no {' and no '.join(missing)}, as "
-                "BertForMaskedLM / BertForPreTraining save: randomly "
-                "initialized, it needs training.",
+                "BertForMaskedLM / BertForPreTraining save: "
+                + (NEW_HEAD_NOTE if plan is None else
+                   "randomly initialized, it needs training") + ".",
                 stacklevel=4,
             )
         return not missing

@@ -1,6 +1,6 @@
 """ELMo: a character-based bidirectional LSTM language model and its uses."""
 
-from kzoo.models.elmo import elmo_pretraining
+from kzoo.models.elmo import elmo_continued_pretraining, elmo_pretraining
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_converter import AllenNlpElmoSource
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
@@ -27,6 +27,7 @@ register_family(Family(
     classes=(ElmoEmbedder, ElmoEmbedding),
     pretraining=Pretraining(
         build=elmo_pretraining.pretrain,
+        continue_from=elmo_continued_pretraining.continue_from,
         defaults=elmo_pretraining.DEFAULTS,
         add_arguments=elmo_pretraining.add_arguments,
         evaluate=elmo_pretraining.evaluate,

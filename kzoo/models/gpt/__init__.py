@@ -1,7 +1,7 @@
 """GPT: decoder backbone, tokenizer, causal LM, GPT-1-style fine-tuning, converter."""
 
 from kzoo.models.family import Family, Pretraining, lazy, register_family
-from kzoo.models.gpt import gpt_pretraining
+from kzoo.models.gpt import gpt_continued_pretraining, gpt_pretraining
 from kzoo.models.gpt.fine_tuning_tokens import add_fine_tuning_tokens
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
@@ -32,6 +32,7 @@ register_family(Family(
     classes=(GPTTokenizer, GPT1Tokenizer),
     pretraining=Pretraining(
         build=gpt_pretraining.pretrain,
+        continue_from=gpt_continued_pretraining.continue_from,
         defaults=gpt_pretraining.DEFAULTS,
         evaluate=gpt_pretraining.evaluate,
         task=GPTCausalLM,
