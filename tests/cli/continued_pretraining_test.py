@@ -36,7 +36,8 @@ def _continue(family, preset, corpus, output, *extra):
 def test_continues_from_a_preset(family, pretrained, new_text, tmp_path, capsys):
     base = pretrained(family)
     capsys.readouterr()
-    assert _continue(family, base, new_text, tmp_path / "out") == 0
+    extra = ["--whole-word-masking"] if family == "bert" else []
+    assert _continue(family, base, new_text, tmp_path / "out", *extra) == 0
     out = capsys.readouterr().out
     before = re.search(r"held-out before: (.+)", out)
     after = re.search(r"held-out after: (.+)", out)
@@ -44,6 +45,8 @@ def test_continues_from_a_preset(family, pretrained, new_text, tmp_path, capsys)
     word = "masked-LM loss" if family == "bert" else "perplexity"
     assert word in before.group(1) and word in after.group(1)
     model = TASKS[family].from_preset(str(tmp_path / "out"))
+    if family == "bert":
+        assert model.preprocessor.get_config()["whole_word_masking"] is True
     start = load_backbone(base)
     # The same architecture and vocabulary, and weights that moved.
     assert model.backbone.get_config() == start.get_config()

@@ -41,12 +41,15 @@ def continue_from(preset, documents, options):
     """``kzoo pretrain bert --from PRESET``: a ``BertMaskedLM`` from the
     preset (its vocabulary, config and weights; its masked-LM head, or a new
     one initialized as BERT does, with a warning) trained on the documents'
-    sentences with AdamW. Returns the model, ``resumable_fit``'s data arguments
+    sentences with AdamW (masking whole words with
+    ``--whole-word-masking``). Returns the model, ``resumable_fit``'s data arguments
     and the held-out measure (``evaluate``)."""
     check_no_size_options(options, preset)
     length = sequence_length(options.sequence_length, DEFAULTS["sequence_length"],
                              preset)
-    model = BertMaskedLM.from_preset(preset, sequence_length=length, seed=options.seed)
+    model = BertMaskedLM.from_preset(
+        preset, sequence_length=length, seed=options.seed,
+        whole_word_masking=getattr(options, "whole_word_masking", False))
     model.compile(optimizer=adamw(options.learning_rate or DEFAULTS["learning_rate"]))
     sentences = np.asarray(sentences_of(documents), dtype=object)
     print(f"BERT from {preset}: {model.backbone.vocabulary_size:,} word pieces, "
