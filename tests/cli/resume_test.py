@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import h5py
 import keras
@@ -40,7 +41,7 @@ def _finished_epochs(output):
 
 def test_killed_run_resumes_to_the_same_model(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", documents=24)
-    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     reference = subprocess.Popen(_command(corpus, tmp_path / "reference"), env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     killed = tmp_path / "killed"

@@ -10,6 +10,7 @@ was (so it loads and equals), and no temporary file is left beside it.
 import errno
 import os
 import shutil
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -22,6 +23,9 @@ from kzoo.models.word2vec.word_vectors import WordVectors
 from kzoo.testing import to_numpy
 from kzoo.testing.write_faults import count_writes, fail_at
 from tests.models.bert.bert_classifier_test import tiny_classifier
+
+#: the repository root: the subprocess imports kzoo from it
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def snapshot(folder):
@@ -176,7 +180,7 @@ def test_export_killed_mid_write_leaves_the_previous_export(tmp_path):
     before = snapshot(root)
     victim = subprocess.Popen([sys.executable, "-c", _SLOW_EXPORT, path],
                               stdout=subprocess.PIPE, text=True,
-                              cwd=os.getcwd(), env={**os.environ})
+                              cwd=ROOT, env={**os.environ})
     for _ in range(5):  # five files written into the new export
         assert victim.stdout.readline(), "the export ended before the kill"
     os.kill(victim.pid, signal.SIGKILL)
