@@ -55,10 +55,8 @@ def say(*args):
 
 
 def load_data(seed, held_out=40, smoke=False):
-    texts, labels = pang_lee_polarity()
-    order = np.random.default_rng(seed).permutation(len(texts))
-    texts = [texts[i] for i in order]
-    labels = np.array([labels[i] for i in order])
+    texts, labels = pang_lee_polarity(seed=seed)
+    labels = np.array(labels)
     if smoke:
         texts, labels, held_out = texts[:80], labels[:80], 16
     return (texts[held_out:], labels[held_out:]), (texts[:held_out], labels[:held_out])

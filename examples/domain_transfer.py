@@ -36,10 +36,8 @@ from kzoo.training.continued_pretraining import adamw, masked_lm_held_out
 
 def load_data(seed, held_out=40, smoke=False):
     """``(train, test)``: each ``(texts, labels)``, shuffled by ``seed``."""
-    texts, labels = pang_lee_polarity()
-    order = np.random.default_rng(seed).permutation(len(texts))
-    texts = [texts[i] for i in order]
-    labels = np.array([labels[i] for i in order])
+    texts, labels = pang_lee_polarity(seed=seed)
+    labels = np.array(labels)
     if smoke:
         texts, labels, held_out = texts[:32], labels[:32], 8
     return (texts[held_out:], labels[held_out:]), (texts[:held_out], labels[:held_out])

@@ -80,10 +80,8 @@ def main(argv=None):
                              "epoch: checks that it runs")
     args = parser.parse_args(argv)
 
-    texts, labels = kzoo.datasets.pang_lee_polarity()
-    order = np.random.default_rng(args.seed).permutation(len(texts))
-    texts = [texts[i] for i in order]
-    labels = np.array([labels[i] for i in order], "float32")
+    texts, labels = kzoo.datasets.pang_lee_polarity(seed=args.seed)
+    labels = np.array(labels, "float32")
     train, test = slice(0, 160), slice(160, 200)
     if args.smoke:
         train, test, args.epochs, args.sequence_length = slice(0, 32), slice(32, 48), 1, 12

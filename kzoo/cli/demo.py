@@ -54,12 +54,10 @@ def run(args):
         args.epochs, args.sequence_length, args.held_out = 1, 16, 0.25
     print(f"kzoo demo on the {keras.config.backend()} backend "
           f"(set KERAS_BACKEND to change it)")
-    texts, labels = pang_lee_polarity()
-    order = np.random.default_rng(args.seed).permutation(len(texts))
+    texts, labels = pang_lee_polarity(seed=args.seed)
     if args.smoke:
-        order = order[:32]
-    texts = [texts[i] for i in order]
-    labels = np.array([labels[i] for i in order])
+        texts, labels = texts[:32], labels[:32]
+    labels = np.array(labels)
     held_out = int(round(len(texts) * args.held_out))
     train_x, train_y = texts[held_out:], labels[held_out:]
     test_x, test_y = texts[:held_out], labels[:held_out]

@@ -11,6 +11,8 @@ import importlib.util
 import os
 import re
 
+import numpy as np
+
 
 def gensim_test_data_path(name=""):
     """Path of a file in gensim's test data (raises with the install command)."""
@@ -27,10 +29,16 @@ def gensim_test_data_path(name=""):
     return path
 
 
-def pang_lee_polarity():
+def pang_lee_polarity(seed=None):
     """The 200 labelled movie-review sentences of Pang & Lee (gensim's copy).
 
     The file has a few bytes that are not UTF-8; they become U+FFFD.
+
+    Args:
+        seed: ``None`` for the file's order (the positive sentences, then
+            the negative ones), else an int: the sentences in the order of
+            ``numpy.random.default_rng(seed).permutation(200)``, ready to cut
+            into a held-out part and a training part.
 
     Returns:
         (texts, labels): a list of 200 str and a list of int, 1 = positive,
@@ -45,6 +53,9 @@ def pang_lee_polarity():
                 continue
             texts.append(text)
             labels.append(1 if label == "__label__pos" else 0)
+    if seed is not None:
+        order = np.random.default_rng(seed).permutation(len(texts))
+        texts, labels = [texts[i] for i in order], [labels[i] for i in order]
     return texts, labels
 
 

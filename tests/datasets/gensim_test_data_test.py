@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 import kzoo
@@ -9,6 +10,13 @@ def test_pang_lee_polarity_is_balanced():
     texts, labels = kzoo.datasets.pang_lee_polarity()
     assert len(texts) == len(labels) == 200
     assert sum(labels) == 100
+
+
+def test_pang_lee_polarity_shuffled_by_a_seed():
+    texts, labels = kzoo.datasets.pang_lee_polarity()
+    order = np.random.default_rng(3).permutation(200)
+    assert kzoo.datasets.pang_lee_polarity(seed=3) == (
+        [texts[i] for i in order], [labels[i] for i in order])
 
 
 def test_enwiki_excerpt_is_plain_text():
