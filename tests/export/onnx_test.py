@@ -1,0 +1,198 @@
+"""ONNX export: onnxruntime gives Keras' outputs, tokenizer.json kzoo's ids,
+and a process with only onnxruntime + tokenizers runs the task from strings."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.models.bert.bert_classifier import BertClassifier
+from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
+from kzoo.models.bert.bert_text_embedder import BertTextEmbedder
+from kzoo.models.bert.bert_token_classifier import BertTokenClassifier
+from kzoo.models.bert.bert_token_classifier_preprocessor import (
+    BertTokenClassifierPreprocessor,
+)
+from kzoo.models.bert.bert_tokenizer import BertTokenizer
+from kzoo.testing import to_numpy
+
+ort = pytest.importorskip("onnxruntime")
+tokenizers = pytest.importorskip("tokenizers")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "qu", "##ick",
+              "fox", "cafe", "!", ",", ".", "?", "a", "good", "film", "un",
+              "##believ", "##able", "paris", "is", "in", "france", "'", "s"]
+LENGTH = 12
+TEXTS = ["The quick fox!", "Café, PARIS?", "unbelievable zzz film.",
+         "a good film is in france, the quick fox's cafe!!", ""]
+PAIRS = (["The quick fox", "a good film", "Paris?"],
+         ["is in France.", "unbelievable zzz", "café, naïve"])
+
+
+def backbone():
+    keras.utils.set_random_seed(0)
+    return BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1, num_heads=2,
+                        hidden_dim=8, intermediate_dim=16,
+                        max_sequence_length=16)
+
+
+def classifier(num_segments=1):
+    pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                     sequence_length=LENGTH, num_segments=num_segments)
+    return BertClassifier(backbone(), 3, preprocessor=pre,
+                          label_names=["neg", "neutral", "pos"])
+
+
+def embedder():
+    pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                     sequence_length=LENGTH)
+    return BertTextEmbedder(backbone(), pre)
+
+
+def token_classifier():
+    pre = BertTokenClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                          sequence_length=LENGTH)
+    return BertTokenClassifier(backbone(), 2, preprocessor=pre)
+
+
+CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
+         "embedder": embedder, "token_classifier": token_classifier}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``{name: (task, folder)}``, each task exported once."""
+    folder = tmp_path_factory.mktemp("onnx")
+    made = {}
+    for name, build in CASES.items():
+        task = build()
+        made[name] = (task, kzoo.export.onnx(task, folder / name))
+    return made
+
+
+def feeds(task, x):
+    """The preprocessor's tensors as the graph takes them (int64)."""
+    return {name: np.asarray(to_numpy(x[name])).astype("int64") for name in task.input}
+
+
+def keras_outputs(task, x):
+    outputs = task.onnx_outputs(task(x, training=False))
+    return {name: keras.ops.convert_to_numpy(value) for name, value in outputs.items()}
+
+
+def check_close(found, expected):
+    assert sorted(found) == sorted(expected)
+    for name, value in expected.items():
+        if value.dtype.kind in "iu":
+            np.testing.assert_array_equal(found[name], value, err_msg=name)
+        else:
+            np.testing.assert_allclose(found[name], value, atol=1e-4, rtol=0,
+                                       err_msg=name)
+
+
+def run_session(folder, inputs):
+    session = ort.InferenceSession(os.path.join(folder, "model.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    return dict(zip(names, session.run(None, inputs))), session
+
+
+@pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier"])
+def test_onnxruntime_gives_the_keras_outputs(exported, name):
+    task, folder = exported[name]
+    x = task.preprocessor(TEXTS)
+    found, session = run_session(folder, feeds(task, x))
+    assert [i.name for i in session.get_inputs()] == [
+        "token_ids", "segment_ids", "padding_mask"]
+    check_close(found, keras_outputs(task, x))
+    # Another batch size and a shorter sequence: both dimensions are free.
+    short = {k: to_numpy(v)[:2, :7] for k, v in x.items()}
+    found, _ = run_session(folder, feeds(task, short))
+    check_close(found, keras_outputs(task, short))
+
+
+def test_output_names_are_the_saved_models(exported):
+    names = {name: [o.name for o in run_session(folder, feeds(
+        task, task.preprocessor(TEXTS[:1])))[1].get_outputs()]
+        for name, (task, folder) in exported.items()}
+    assert names["classifier"] == ["logits", "probabilities"]
+    assert names["embedder"] == ["embeddings"]
+    assert names["token_classifier"] == ["logits", "probabilities", "predictions"]
+    import onnx
+
+    model = onnx.load(os.path.join(exported["classifier"][1], "model.onnx"))
+    metadata = {p.key: p.value for p in model.metadata_props}
+    assert json.loads(metadata["label_names"]) == ["neg", "neutral", "pos"]
+
+
+@pytest.mark.parametrize("name", ["classifier", "token_classifier", "pair_classifier"])
+def test_tokenizer_json_gives_the_preprocessors_ids(exported, name):
+    task, folder = exported[name]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    if name == "pair_classifier":
+        x = to_numpy(task.preprocessor(PAIRS))
+        encodings = tokenizer.encode_batch(list(zip(*PAIRS)))
+    else:
+        text = TEXTS + ["zzz " * 20]  # truncated
+        x = to_numpy(task.preprocessor(text))
+        encodings = tokenizer.encode_batch(text)
+    np.testing.assert_array_equal([e.ids for e in encodings], x["token_ids"])
+    np.testing.assert_array_equal([e.type_ids for e in encodings], x["segment_ids"])
+    np.testing.assert_array_equal([e.attention_mask for e in encodings],
+                                  x["padding_mask"].astype("int64"))
+
+
+_FROM_STRINGS = r"""
+import json, sys
+import numpy as np
+import onnxruntime, tokenizers
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+tokenizer = tokenizers.Tokenizer.from_file(folder + "/tokenizer.json")
+session = onnxruntime.InferenceSession(folder + "/model.onnx")
+encodings = tokenizer.encode_batch(texts)
+outputs = session.run(None, {
+    "token_ids": np.array([e.ids for e in encodings]),
+    "segment_ids": np.array([e.type_ids for e in encodings]),
+    "padding_mask": np.array([e.attention_mask for e in encodings])})
+assert not any(m.split(".")[0] in ("keras", "kzoo", "tensorflow", "jax", "torch")
+               for m in sys.modules), "only onnxruntime and tokenizers"
+names = [o.name for o in session.get_outputs()]
+print(json.dumps({n: o.tolist() for n, o in zip(names, outputs)}))
+"""
+
+
+def test_a_process_with_only_onnxruntime_and_tokenizers_runs_it_from_strings(exported):
+    task, folder = exported["classifier"]
+    result = subprocess.run([sys.executable, "-c", _FROM_STRINGS, folder,
+                             json.dumps(TEXTS)],
+                            capture_output=True, text=True, check=True)
+    found = {k: np.asarray(v, "float32") for k, v in json.loads(result.stdout).items()}
+    expected = task.predict(TEXTS, verbose=0)
+    np.testing.assert_allclose(found["logits"], expected, atol=1e-4, rtol=0)
+
+
+def test_the_cli_writes_the_onnx_folder(tmp_path):
+    task = classifier()
+    task.save_to_preset(tmp_path / "preset")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-m", "kzoo.cli", "export", "--model",
+                    str(tmp_path / "preset"), "--output", str(tmp_path / "out"),
+                    "--format", "onnx"], env=env, check=True, capture_output=True)
+    assert sorted(os.listdir(tmp_path / "out")) == ["model.onnx", "tokenizer.json"]
+    x = task.preprocessor(TEXTS[:2])
+    found, _ = run_session(tmp_path / "out", feeds(task, x))
+    check_close(found, keras_outputs(task, x))
+
+
+def test_a_task_without_preprocessor_is_refused(tmp_path):
+    task = BertClassifier(backbone(), 2, preprocessor=None)
+    with pytest.raises(ValueError, match="needs the task's preprocessor"):
+        task.export(tmp_path / "out", format="onnx")
+    assert not os.path.exists(tmp_path / "out")
