@@ -127,7 +127,7 @@ def write_graph(model, file):
         def forward(self, *tensors):
             x = {name: tensor.to(_torch_dtype(torch, dtypes[name]))
                  for name, tensor in zip(names, tensors)}
-            named = model.onnx_outputs(model(x, training=False))
+            named = model.onnx_outputs(model(x, training=False), x)
             outputs.setdefault("names", list(named))
             return tuple(named.values())
 
@@ -153,12 +153,27 @@ def write_graph(model, file):
         output_names=outputs["names"], dynamic_shapes=(tuple(shapes),),
         opset_version=OPSET, external_data=False, verbose=False)
     written = onnx_lib.load(file)
+    _check_free_dimensions(written, names)
     metadata = {"producer": "kzoo", "input_names": json.dumps(names)}
     label_names = getattr(model, "label_names", None)
     if label_names:
         metadata["label_names"] = json.dumps(list(label_names))
     onnx_lib.helper.set_model_props(written, metadata)
     onnx_lib.save(written, file)
+
+
+def _check_free_dimensions(written, names):
+    """torch's exporter falls back to fixed shapes when the trace fixes
+    one: refuse such a graph rather than write one that takes only the
+    example's batch and length."""
+    for graph_input in written.graph.input:
+        dims = graph_input.type.tensor_type.shape.dim
+        if graph_input.name in names and not (dims[0].dim_param and dims[-1].dim_param):
+            raise RuntimeError(
+                f"The traced ONNX graph fixed the batch or sequence length of "
+                f"`{graph_input.name}` ({[d.dim_value or d.dim_param for d in dims]}): "
+                "some op of the model reads a dimension as a Python int on the "
+                "torch backend.")
 
 
 def _torch_dtype(torch, dtype):

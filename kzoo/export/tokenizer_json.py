@@ -2,14 +2,22 @@
 
 ``tokenizer_json(preprocessor)`` builds a ``tokenizers.Tokenizer`` that gives
 the ids kzoo's preprocessor gives: the same normalization and splitting
-(BERT's basic tokenizer, WordPiece with the preprocessor's unknown token),
-the preprocessor's special tokens around the text (``[CLS] a [SEP]``, a
-pair ``[CLS] a [SEP] b [SEP]`` with segment ids 0 then 1), truncated and
-padded to its sequence length. Its ``Encoding`` then holds what an
-exported graph takes: ``ids`` (``token_ids``), ``type_ids``
+(BERT's basic tokenizer and WordPiece with the preprocessor's unknown
+token, or GPT-2's byte-level BPE), and the same special tokens. A packing
+preprocessor's ``[CLS] a [SEP]`` (a pair ``[CLS] a [SEP] b [SEP]``, segment
+ids 0 then 1) is truncated and padded to its sequence length; a causal
+LM's prompt is its start token and the text (``generate``'s prompt),
+padded on the right to the longest of the batch. Its ``Encoding`` then
+holds what an exported graph takes: ``ids`` (``token_ids``), ``type_ids``
 (``segment_ids``) and ``attention_mask`` (``padding_mask``).
 """
 
+from kzoo.models.causal_lm_preprocessor import CausalLMPreprocessor
+from kzoo.tokenizers.byte_pair_tokenizer import (
+    BytePairTokenizer,
+    merge_order_is_local,
+    unique_merges,
+)
 from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
 
@@ -17,31 +25,42 @@ def tokenizer_json(preprocessor, sequence_length=None):
     """The ``tokenizers.Tokenizer`` equal to ``preprocessor`` on strings.
 
     Args:
-        preprocessor: a kzoo preprocessor holding a WordPiece tokenizer and
-            packing ``start_token`` / ``sep_token`` / ``end_token`` around
-            one or two segments.
+        preprocessor: a kzoo preprocessor holding a WordPiece or byte-pair
+            tokenizer: one that packs ``start_token`` / ``sep_token`` /
+            ``end_token`` around one or two segments, or a causal LM's.
         sequence_length: int or None. Pad and truncate to this length
-            (default the preprocessor's).
+            (default the preprocessor's); a causal LM's prompts are padded
+            to the longest of their batch.
 
     Returns:
         A ``tokenizers.Tokenizer``; ``.save(path)`` writes ``tokenizer.json``.
     """
     tokenizer = getattr(preprocessor, "tokenizer", None)
-    if not isinstance(tokenizer, WordPieceTokenizer):
+    if isinstance(tokenizer, WordPieceTokenizer):
+        if tokenizer.vocabulary is None:
+            raise ValueError("The tokenizer has no vocabulary yet: set it before export.")
+        built = _word_piece(tokenizer)
+    elif isinstance(tokenizer, BytePairTokenizer):
+        if tokenizer.vocabulary is None:
+            raise ValueError("The tokenizer has no vocabulary yet: set it before export.")
+        built = _byte_pair(tokenizer)
+    else:
         raise TypeError(
-            f"A tokenizer.json is written for a WordPiece tokenizer, got "
-            f"{type(tokenizer).__name__} in {type(preprocessor).__name__}.")
-    if tokenizer.vocabulary is None:
-        raise ValueError("The tokenizer has no vocabulary yet: set it before export.")
+            f"A tokenizer.json is written for a WordPiece or byte-pair tokenizer, "
+            f"got {type(tokenizer).__name__} in {type(preprocessor).__name__}.")
+    pad = tokenizer.pad_token_id or 0
+    pad_token = tokenizer.id_to_token(pad)
+    if isinstance(preprocessor, CausalLMPreprocessor):
+        _add_prompt_template(built, preprocessor)
+        built.enable_padding(pad_id=pad, pad_token=pad_token)
+        return built
     if sequence_length is None:
         sequence_length = getattr(preprocessor, "sequence_length", None)
-    built = _word_piece(tokenizer)
-    _add_template(built, preprocessor, tokenizer)
+    _add_template(built, preprocessor)
     if sequence_length is not None:
         built.enable_truncation(max_length=int(sequence_length))
-        pad = tokenizer.pad_token_id or 0
         built.enable_padding(length=int(sequence_length), pad_id=pad,
-                             pad_token=tokenizer.vocabulary[pad])
+                             pad_token=pad_token)
     return built
 
 
@@ -69,7 +88,33 @@ def _word_piece(tokenizer):
     return built
 
 
-def _add_template(built, preprocessor, tokenizer):
+def _byte_pair(tokenizer):
+    from tokenizers import decoders
+
+    merges = unique_merges(tokenizer.merges)
+    if not merge_order_is_local(merges, getattr(tokenizer, "unk_token", None)):
+        raise ValueError(
+            "These merges are applied in an order that Hugging Face's BPE does "
+            "not reproduce (see kzoo.tokenizers.byte_pair_tokenizer."
+            "merge_order_is_local): tokenizer.json would give other ids. "
+            "Merges learned in order (compute_byte_pair_merges, GPT-2's) work.")
+    built = tokenizer._python_hf_tokenizer(merges)
+    built.decoder = decoders.ByteLevel()
+    return built
+
+
+def _add_prompt_template(built, preprocessor):
+    from tokenizers import processors
+
+    if not preprocessor.add_start_token:
+        return
+    start = preprocessor.tokenizer.start_token_id
+    token = preprocessor.tokenizer.id_to_token(start)
+    built.post_processor = processors.TemplateProcessing(
+        single=f"{token} $A", special_tokens=[(token, start)])
+
+
+def _add_template(built, preprocessor):
     from tokenizers import processors
 
     start, sep, end = (getattr(preprocessor, name, None)

@@ -165,12 +165,8 @@ class CausalLM(Task):
         shape = (None, sequence_length)
 
         def serve(token_ids, padding_mask):
-            logits = self({"token_ids": token_ids, "padding_mask": padding_mask},
-                          training=False)
-            last = ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1
-            last = ops.maximum(last, 0)[:, None, None]
-            next_token = ops.take_along_axis(logits, last, axis=1)[:, 0, :]
-            return {"next_token_logits": next_token, "logits": logits}
+            x = {"token_ids": token_ids, "padding_mask": padding_mask}
+            return self.onnx_outputs(self(x, training=False), x)
 
         signature = [keras.InputSpec(shape=shape, dtype="int32", name="token_ids"),
                      keras.InputSpec(shape=shape, dtype="int32", name="padding_mask")]
@@ -178,6 +174,19 @@ class CausalLM(Task):
         if self.preprocessor is not None:
             endpoints["generate"] = self._generate_endpoint(sequence_length)
         return endpoints
+
+    def onnx_outputs(self, outputs, inputs=None):
+        """``next_token_logits`` (``[batch, vocabulary_size]``, after each
+        row's last real token of ``inputs["padding_mask"]``, right-padded)
+        and ``logits`` (``[batch, length, vocabulary_size]``)."""
+        mask = inputs["padding_mask"]
+        last = ops.maximum(ops.sum(ops.cast(mask, "int32"), axis=1) - 1, 0)
+        # Rows of the flattened [batch * length, vocabulary] logits: a
+        # gather that keeps batch and length free in a traced graph.
+        shape = ops.shape(outputs)
+        rows = ops.arange(shape[0], dtype="int32") * shape[1] + last
+        flat = ops.reshape(outputs, (-1, shape[2]))
+        return {"next_token_logits": ops.take(flat, rows, axis=0), "logits": outputs}
 
     def _generate_endpoint(self, max_length=None):
         """Greedy generation, strings in and strings out (``text`` →

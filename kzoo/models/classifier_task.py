@@ -94,7 +94,7 @@ class ClassifierTask(Task):
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def onnx_outputs(self, outputs):
+    def onnx_outputs(self, outputs, inputs=None):
         """``logits`` and ``probabilities`` (only ``probabilities`` with an
         activation): the numeric serving outputs."""
         if self._outputs_logits():

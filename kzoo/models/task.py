@@ -521,10 +521,10 @@ class Task(keras.Model):
             return dict(outputs)
         return {"outputs": outputs}
 
-    def onnx_outputs(self, outputs):
-        """Named outputs of the exported ONNX graph: ``serving_outputs``
-        (``kzoo.export.onnx``; tasks whose serving outputs hold strings
-        give the numeric ones)."""
+    def onnx_outputs(self, outputs, inputs=None):
+        """Named outputs of the exported ONNX graph (``kzoo.export.onnx``)
+        for the task's ``outputs`` on ``inputs``: ``serving_outputs`` (tasks
+        whose serving outputs hold strings give the numeric ones)."""
         return self.serving_outputs(outputs)
 
     def export(self, filepath, format="tf_saved_model", **kwargs):

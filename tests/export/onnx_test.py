@@ -62,8 +62,24 @@ def token_classifier():
     return BertTokenClassifier(backbone(), 2, preprocessor=pre)
 
 
+CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"]
+PROMPTS = ["the cat", "The café sat, naïvely!", "a dog  and\ta log?", "日本 🙂", ""]
+
+
+def causal_lm():
+    vocabulary, merges = kzoo.tokenizers.compute_byte_pair_merges(
+        CORPUS * 3, vocabulary_size=290)
+    keras.utils.set_random_seed(0)
+    gpt = kzoo.models.GPTBackbone(vocabulary_size=len(vocabulary), num_layers=1,
+                                  num_heads=2, hidden_dim=8, intermediate_dim=16,
+                                  max_sequence_length=24, dropout=0.0)
+    return kzoo.models.GPTCausalLM(gpt, kzoo.models.GPTCausalLMPreprocessor(
+        kzoo.models.GPTTokenizer(vocabulary, merges), sequence_length=12))
+
+
 CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
-         "embedder": embedder, "token_classifier": token_classifier}
+         "embedder": embedder, "token_classifier": token_classifier,
+         "causal_lm": causal_lm}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +99,7 @@ def feeds(task, x):
 
 
 def keras_outputs(task, x):
-    outputs = task.onnx_outputs(task(x, training=False))
+    outputs = task.onnx_outputs(task(x, training=False), x)
     return {name: keras.ops.convert_to_numpy(value) for name, value in outputs.items()}
 
 
@@ -121,7 +137,7 @@ def test_onnxruntime_gives_the_keras_outputs(exported, name):
 def test_output_names_are_the_saved_models(exported):
     names = {name: [o.name for o in run_session(folder, feeds(
         task, task.preprocessor(TEXTS[:1])))[1].get_outputs()]
-        for name, (task, folder) in exported.items()}
+        for name, (task, folder) in exported.items() if name != "causal_lm"}
     assert names["classifier"] == ["logits", "probabilities"]
     assert names["embedder"] == ["embeddings"]
     assert names["token_classifier"] == ["logits", "probabilities", "predictions"]
@@ -147,6 +163,36 @@ def test_tokenizer_json_gives_the_preprocessors_ids(exported, name):
     np.testing.assert_array_equal([e.type_ids for e in encodings], x["segment_ids"])
     np.testing.assert_array_equal([e.attention_mask for e in encodings],
                                   x["padding_mask"].astype("int64"))
+
+
+def prompt_ids(task, prompts):
+    """kzoo's generation prompts, right-padded: the graph's inputs."""
+    rows = task.preprocessor.generate_preprocess(prompts, 24)
+    length = max(len(row) for row in rows)
+    return {"token_ids": np.array([r + [0] * (length - len(r)) for r in rows]),
+            "padding_mask": np.array([[1] * len(r) + [0] * (length - len(r))
+                                      for r in rows])}
+
+
+def test_causal_lm_next_token_logits_from_tokenizer_json(exported):
+    task, folder = exported["causal_lm"]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encodings = tokenizer.encode_batch(PROMPTS)
+    x = prompt_ids(task, PROMPTS)
+    np.testing.assert_array_equal([e.ids for e in encodings], x["token_ids"])
+    np.testing.assert_array_equal([e.attention_mask for e in encodings],
+                                  x["padding_mask"])
+    found, session = run_session(folder, x)
+    assert [i.name for i in session.get_inputs()] == ["token_ids", "padding_mask"]
+    assert list(found) == ["next_token_logits", "logits"]
+    keras_x = {"token_ids": x["token_ids"].astype("int32"),
+               "padding_mask": x["padding_mask"].astype(bool)}
+    check_close(found, keras_outputs(task, keras_x))
+    # The next token after each prompt is the last real position's.
+    lengths = x["padding_mask"].sum(axis=1)
+    np.testing.assert_allclose(
+        found["next_token_logits"],
+        found["logits"][np.arange(len(PROMPTS)), lengths - 1], atol=0)
 
 
 _FROM_STRINGS = r"""
