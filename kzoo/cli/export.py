@@ -8,6 +8,7 @@ EXAMPLES = """
   kzoo export --model runs/sentiment --output hf/sentiment --format transformers
   kzoo export --model runs/sentiment --output serving/sentiment --version 1
   kzoo export --model runs/sentiment --output onnx/sentiment --format onnx
+  kzoo export --model runs/sentiment --output onnx/sentiment-int8 --format onnx --int8
   kzoo export --model runs/elmo --output exported/elmo     # TF-Hub ELMo signatures
 
 Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
@@ -33,6 +34,9 @@ def add_arguments(parser):
                              "and tokenizers")
     parser.add_argument("--version", type=int, default=None,
                         help="write OUTPUT/VERSION/ (TF Serving's layout)")
+    parser.add_argument("--int8", action="store_true",
+                        help="with --format onnx: int8 weights (onnxruntime's "
+                             "dynamic quantization)")
     parser.add_argument("--sequence-length", type=int, default=None,
                         help="fix the serving sequence length (default the "
                              "preprocessor's; with onnx, the length "
@@ -46,6 +50,8 @@ def run(args):
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task
 
+    if args.int8 and args.format != "onnx":
+        raise CommandError("--int8 is an ONNX option: add --format onnx.")
     if args.format == "transformers":
         return _run_transformers(args)
     if args.format == "onnx":
@@ -119,7 +125,8 @@ def _run_onnx(args):
         raise FileNotFoundError(f"the model folder {args.model} does not exist")
     model = load_task(args.model, what="kzoo export --format onnx")
     try:
-        where = kzoo.export.onnx(model, args.output, sequence_length=args.sequence_length)
+        where = kzoo.export.onnx(model, args.output, sequence_length=args.sequence_length,
+                                 quantize="int8" if args.int8 else None)
     except (ValueError, TypeError) as error:
         raise CommandError(str(error)) from None
     print(f"exported the {type(model).__name__} as ONNX (model.onnx, tokenizer.json) "

