@@ -52,8 +52,10 @@ def onnx(model, path, sequence_length=None, quantize=None):
     """Writes ``model`` as ``<path>/model.onnx`` and ``<path>/tokenizer.json``.
 
     Args:
-        model: a kzoo ``Task`` with its preprocessor (a BERT task or text
-            embedder).
+        model: a kzoo ``Task`` with its preprocessor (a BERT task, text
+            embedder or GPT causal LM), or an object with
+            ``onnx_files(folder)`` that writes both files itself (word
+            vectors: ``kzoo.export.word_table.write_onnx``).
         path: the folder to write (replaced atomically).
         sequence_length: int or None. The length ``tokenizer.json`` pads and
             truncates to (default the preprocessor's); the graph takes any
@@ -66,7 +68,9 @@ def onnx(model, path, sequence_length=None, quantize=None):
     """
     if quantize not in (None, "int8"):
         raise ValueError(f"`quantize` must be None or 'int8', got {quantize!r}.")
-    _check_exportable(model)
+    write_files = getattr(model, "onnx_files", None)  # word vectors
+    if write_files is None:
+        _check_exportable(model)
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
@@ -74,12 +78,15 @@ def onnx(model, path, sequence_length=None, quantize=None):
     try:
         from kzoo.export.tokenizer_json import tokenizer_json
 
-        tokenizer_json(model.preprocessor, sequence_length).save(
-            os.path.join(tmp, TOKENIZER_FILE))
-        if keras.config.backend() == "torch":
-            write_graph(model, os.path.join(tmp, MODEL_FILE))
+        if write_files is not None:  # the object writes both files itself
+            write_files(tmp)
         else:
-            _export_through_torch(model, os.path.join(tmp, MODEL_FILE))
+            tokenizer_json(model.preprocessor, sequence_length).save(
+                os.path.join(tmp, TOKENIZER_FILE))
+            if keras.config.backend() == "torch":
+                write_graph(model, os.path.join(tmp, MODEL_FILE))
+            else:
+                _export_through_torch(model, os.path.join(tmp, MODEL_FILE))
         if quantize == "int8":
             float_file = os.path.join(tmp, "float32.onnx")
             os.replace(os.path.join(tmp, MODEL_FILE), float_file)

@@ -195,6 +195,22 @@ def test_causal_lm_next_token_logits_from_tokenizer_json(exported):
         found["logits"][np.arange(len(PROMPTS)), lengths - 1], atol=0)
 
 
+def test_word_vectors_from_words(tmp_path):
+    words = ["the", "cat", "café", "Paris", "naïve"]
+    vectors = np.random.default_rng(0).normal(size=(5, 4)).astype("float32")
+    table = kzoo.models.WordVectors(vectors, words)
+    folder = kzoo.export.onnx(table, tmp_path / "vectors")
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    queries = ["cat", "Paris", "café", "paris", "dog", "the cat", ""]
+    ids = np.array([tokenizer.encode(q).ids[0] if q else 5 for q in queries])
+    np.testing.assert_array_equal(ids, [1, 3, 2, 5, 5, 5, 5])
+    found, session = run_session(folder, {"token_ids": ids})
+    assert [o.name for o in session.get_outputs()] == ["vectors", "found"]
+    expected = [table[q] if q in words else np.zeros(4, "float32") for q in queries]
+    np.testing.assert_array_equal(found["vectors"], expected)
+    np.testing.assert_array_equal(found["found"], [q in words for q in queries])
+
+
 _FROM_STRINGS = r"""
 import json, sys
 import numpy as np
