@@ -21,6 +21,8 @@ from kzoo.models.bert.bert_token_classifier_preprocessor import (
 )
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.testing import to_numpy
+from tests.models.bert import bert_multiple_choice_test as multiple_choice
+from tests.models.bert import bert_question_answerer_test as question_answerer
 
 ort = pytest.importorskip("onnxruntime")
 tokenizers = pytest.importorskip("tokenizers")
@@ -79,7 +81,12 @@ def causal_lm():
 
 CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
          "embedder": embedder, "token_classifier": token_classifier,
-         "causal_lm": causal_lm}
+         "causal_lm": causal_lm,
+         "question_answerer": question_answerer.tiny_model,
+         "multiple_choice": lambda: multiple_choice.tiny_model(num_choices=3)}
+# Their raw inputs (the others take TEXTS).
+RAW = {"question_answerer": question_answerer.inputs,
+       "multiple_choice": lambda: (multiple_choice.CONTEXTS, multiple_choice.ENDINGS)}
 
 
 @pytest.fixture(scope="module")
@@ -120,16 +127,19 @@ def run_session(folder, inputs):
     return dict(zip(names, session.run(None, inputs))), session
 
 
-@pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier"])
+@pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier",
+                                  "question_answerer", "multiple_choice"])
 def test_onnxruntime_gives_the_keras_outputs(exported, name):
     task, folder = exported[name]
-    x = task.preprocessor(TEXTS)
+    x = task.preprocessor(RAW[name]() if name in RAW else TEXTS)
+    if isinstance(x, tuple):  # (x, y, sample_weight)
+        x = x[0]
     found, session = run_session(folder, feeds(task, x))
     assert [i.name for i in session.get_inputs()] == [
         "token_ids", "segment_ids", "padding_mask"]
     check_close(found, keras_outputs(task, x))
     # Another batch size and a shorter sequence: both dimensions are free.
-    short = {k: to_numpy(v)[:2, :7] for k, v in x.items()}
+    short = {k: to_numpy(v)[:2, ..., :7] for k, v in x.items()}
     found, _ = run_session(folder, feeds(task, short))
     check_close(found, keras_outputs(task, short))
 
@@ -137,7 +147,8 @@ def test_onnxruntime_gives_the_keras_outputs(exported, name):
 def test_output_names_are_the_saved_models(exported):
     names = {name: [o.name for o in run_session(folder, feeds(
         task, task.preprocessor(TEXTS[:1])))[1].get_outputs()]
-        for name, (task, folder) in exported.items() if name != "causal_lm"}
+        for name, (task, folder) in exported.items()
+        if name in ("classifier", "embedder", "token_classifier")}
     assert names["classifier"] == ["logits", "probabilities"]
     assert names["embedder"] == ["embeddings"]
     assert names["token_classifier"] == ["logits", "probabilities", "predictions"]
