@@ -179,14 +179,8 @@ class CausalLM(Task):
         """``next_token_logits`` (``[batch, vocabulary_size]``, after each
         row's last real token of ``inputs["padding_mask"]``, right-padded)
         and ``logits`` (``[batch, length, vocabulary_size]``)."""
-        mask = inputs["padding_mask"]
-        last = ops.maximum(ops.sum(ops.cast(mask, "int32"), axis=1) - 1, 0)
-        # Rows of the flattened [batch * length, vocabulary] logits: a
-        # gather that keeps batch and length free in a traced graph.
-        shape = ops.shape(outputs)
-        rows = ops.arange(shape[0], dtype="int32") * shape[1] + last
-        flat = ops.reshape(outputs, (-1, shape[2]))
-        return {"next_token_logits": ops.take(flat, rows, axis=0), "logits": outputs}
+        next_token = last_real_position(outputs, inputs["padding_mask"])
+        return {"next_token_logits": next_token, "logits": outputs}
 
     def _generate_endpoint(self, max_length=None):
         """Greedy generation, strings in and strings out (``text`` →
@@ -328,3 +322,15 @@ class CausalLM(Task):
                                           stop_token_ids=stop_token_ids)
         texts = self.preprocessor.generate_postprocess(outputs)
         return texts[0] if isinstance(prompts, str) else texts
+
+
+def last_real_position(sequence, padding_mask):
+    """``sequence[:, t]`` at each row's last real position ``t`` of the
+    right-padded ``padding_mask`` (position 0 for an all-padding row):
+    ``[batch, length, d]`` → ``[batch, d]``."""
+    last = ops.maximum(ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1, 0)
+    # Rows of the flattened [batch * length, d] tensor: a gather that keeps
+    # batch and length free in a traced graph (ONNX export).
+    shape = ops.shape(sequence)
+    rows = ops.arange(shape[0], dtype="int32") * shape[1] + last
+    return ops.take(ops.reshape(sequence, (-1, shape[2])), rows, axis=0)
