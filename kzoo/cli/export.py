@@ -1,17 +1,22 @@
-"""``kzoo export``: a preset folder → a SavedModel that takes raw strings."""
+"""``kzoo export``: a preset folder → a SavedModel that takes raw strings, a
+transformers folder, or an ONNX model with its ``tokenizer.json``."""
 
-HELP = ("export a trained model as a TensorFlow SavedModel (string inputs) or a "
-        "Hugging Face transformers folder")
+HELP = ("export a trained model as a TensorFlow SavedModel (string inputs), a "
+        "Hugging Face transformers folder or ONNX (model.onnx + tokenizer.json)")
 EXAMPLES = """
   kzoo export --model runs/sentiment --output exported/sentiment
   kzoo export --model runs/sentiment --output hf/sentiment --format transformers
   kzoo export --model runs/sentiment --output serving/sentiment --version 1
+  kzoo export --model runs/sentiment --output onnx/sentiment --format onnx
+  kzoo export --model runs/sentiment --output onnx/sentiment-int8 --format onnx --int8
   kzoo export --model runs/elmo --output exported/elmo     # TF-Hub ELMo signatures
 
 Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
 tf.saved_model.load(DIR).signatures["serving_default"](text=tf.constant([...])).
 With --format transformers: transformers.AutoModel.from_pretrained(DIR) (or the
 task's AutoModelFor... class) and AutoTokenizer.from_pretrained(DIR).
+With --format onnx: onnxruntime.InferenceSession(DIR/model.onnx) fed the ids of
+tokenizers.Tokenizer.from_file(DIR/tokenizer.json).
 """
 
 
@@ -20,16 +25,22 @@ def add_arguments(parser):
                         help="a folder written by kzoo pretrain / finetune")
     parser.add_argument("--output", required=True,
                         help="the folder to write (a SavedModel, or a transformers folder)")
-    parser.add_argument("--format", choices=("saved_model", "transformers"),
+    parser.add_argument("--format", choices=("saved_model", "transformers", "onnx"),
                         default="saved_model",
                         help="saved_model (default): a TensorFlow SavedModel for TF "
                              "Serving; transformers: config.json + model.safetensors "
-                             "+ tokenizer files for transformers' from_pretrained")
+                             "+ tokenizer files for transformers' from_pretrained; "
+                             "onnx: model.onnx + tokenizer.json for onnxruntime "
+                             "and tokenizers")
     parser.add_argument("--version", type=int, default=None,
                         help="write OUTPUT/VERSION/ (TF Serving's layout)")
+    parser.add_argument("--int8", action="store_true",
+                        help="with --format onnx: int8 weights (onnxruntime's "
+                             "dynamic quantization)")
     parser.add_argument("--sequence-length", type=int, default=None,
                         help="fix the serving sequence length (default the "
-                             "preprocessor's)")
+                             "preprocessor's; with onnx, the length "
+                             "tokenizer.json pads to)")
 
 
 def run(args):
@@ -39,8 +50,12 @@ def run(args):
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task
 
+    if args.int8 and args.format != "onnx":
+        raise CommandError("--int8 is an ONNX option: add --format onnx.")
     if args.format == "transformers":
         return _run_transformers(args)
+    if args.format == "onnx":
+        return _run_onnx(args)
     from kzoo.preprocessing.engine import (
         TensorFlowNotInstalledError,
         require_tensorflow,
@@ -94,4 +109,26 @@ def _run_transformers(args):
     except (ValueError, TypeError) as error:
         raise CommandError(str(error)) from None
     print(f"exported the {type(model).__name__} as a Hugging Face folder to {where}")
+    return 0
+
+
+def _run_onnx(args):
+    import os
+
+    import kzoo
+    from kzoo.cli.environment import CommandError
+    from kzoo.cli.loading import load_task
+
+    if args.version is not None:
+        raise CommandError("--version is a SavedModel option; --format onnx takes none.")
+    if not os.path.exists(args.model) and os.sep in args.model:
+        raise FileNotFoundError(f"the model folder {args.model} does not exist")
+    model = load_task(args.model, what="kzoo export --format onnx")
+    try:
+        where = kzoo.export.onnx(model, args.output, sequence_length=args.sequence_length,
+                                 quantize="int8" if args.int8 else None)
+    except (ValueError, TypeError) as error:
+        raise CommandError(str(error)) from None
+    print(f"exported the {type(model).__name__} as ONNX (model.onnx, tokenizer.json) "
+          f"to {where}")
     return 0

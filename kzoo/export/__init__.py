@@ -1,6 +1,8 @@
 """Export for serving: ``kzoo.export.saved_model(model, path)``, one way out
-for every kzoo object that serves (each names its own signatures), and
-``kzoo.export.hugging_face(model, path)``, a transformers folder."""
+for every kzoo object that serves (each names its own signatures),
+``kzoo.export.hugging_face(model, path)``, a transformers folder, and
+``kzoo.export.onnx(task, path)``, ``model.onnx`` + ``tokenizer.json``."""
 
 from kzoo.export.hugging_face import hugging_face  # noqa: F401
+from kzoo.export.onnx import onnx  # noqa: F401
 from kzoo.export.saved_model import saved_model  # noqa: F401

@@ -6,6 +6,10 @@
 under ``variables/`` and not in the graph) and a word → row hash table. Its
 SavedModel needs no Keras and no tf-text to load, and it is written in
 process on any backend (its signatures are plain TensorFlow).
+
+``write_onnx`` writes the same lookup for onnxruntime: ``model.onnx``
+(``token_ids`` in, ``vectors`` and ``found`` out) and a ``tokenizer.json``
+that maps each word to its row.
 """
 
 import numpy as np
@@ -93,3 +97,55 @@ class WordTable(tf.Module):
         scores = tf.where(found[:, None], scores, 0.0)
         neighbours = tf.where(found[:, None], tf.gather(self.words, best), "")
         return {"neighbours": neighbours, "scores": scores, "found": found}
+
+
+#: the token of ``tokenizer.json`` that a word outside the vocabulary gets
+ONNX_UNKNOWN = "<kzoo:unknown-word>"
+
+
+def write_onnx(words, vectors, folder, lowercase=False):
+    """Writes word vectors as ``model.onnx`` and ``tokenizer.json`` in ``folder``.
+
+    ``tokenizer.json`` (Hugging Face ``tokenizers``, a word-level model)
+    gives each string one id: its row, after lowercasing when
+    ``lowercase``; a string that is not a word of the vocabulary gets the
+    id ``len(words)``. ``model.onnx`` takes those ids (``token_ids``,
+    ``int64 [batch]``) and returns ``vectors`` (``float32 [batch, dim]``,
+    zeros for an unknown word) and ``found`` (``bool [batch]``), as the
+    SavedModel's ``serving_default`` does.
+    """
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from tokenizers import Tokenizer, models, normalizers
+
+    words = list(words)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if not words or vectors.shape[0] != len(words):
+        raise ValueError(
+            f"Pass one row of `vectors` per word, got {vectors.shape[0]} rows for "
+            f"{len(words)} words.")
+    if ONNX_UNKNOWN in words:
+        raise ValueError(f"The vocabulary holds {ONNX_UNKNOWN!r}, the token "
+                         "tokenizer.json keeps for unknown words.")
+    count, dim = vectors.shape
+    table = np.concatenate([vectors, np.zeros((1, dim), np.float32)])
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "token_ids"], ["vectors"], axis=0),
+         helper.make_node("Less", ["token_ids", "count"], ["found"])],
+        "word_vectors",
+        [helper.make_tensor_value_info("token_ids", TensorProto.INT64, ["batch"])],
+        [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", dim]),
+         helper.make_tensor_value_info("found", TensorProto.BOOL, ["batch"])],
+        initializer=[numpy_helper.from_array(table, "table"),
+                     numpy_helper.from_array(np.array(count, np.int64), "count")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                              producer_name="kzoo")
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    onnx.save(model, f"{folder}/model.onnx")
+    vocabulary = {word: i for i, word in enumerate(words)}
+    vocabulary[ONNX_UNKNOWN] = count
+    tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token=ONNX_UNKNOWN))
+    if lowercase:
+        tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.save(f"{folder}/tokenizer.json")

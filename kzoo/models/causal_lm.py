@@ -165,12 +165,8 @@ class CausalLM(Task):
         shape = (None, sequence_length)
 
         def serve(token_ids, padding_mask):
-            logits = self({"token_ids": token_ids, "padding_mask": padding_mask},
-                          training=False)
-            last = ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1
-            last = ops.maximum(last, 0)[:, None, None]
-            next_token = ops.take_along_axis(logits, last, axis=1)[:, 0, :]
-            return {"next_token_logits": next_token, "logits": logits}
+            x = {"token_ids": token_ids, "padding_mask": padding_mask}
+            return self.onnx_outputs(self(x, training=False), x)
 
         signature = [keras.InputSpec(shape=shape, dtype="int32", name="token_ids"),
                      keras.InputSpec(shape=shape, dtype="int32", name="padding_mask")]
@@ -178,6 +174,13 @@ class CausalLM(Task):
         if self.preprocessor is not None:
             endpoints["generate"] = self._generate_endpoint(sequence_length)
         return endpoints
+
+    def onnx_outputs(self, outputs, inputs=None):
+        """``next_token_logits`` (``[batch, vocabulary_size]``, after each
+        row's last real token of ``inputs["padding_mask"]``, right-padded)
+        and ``logits`` (``[batch, length, vocabulary_size]``)."""
+        next_token = last_real_position(outputs, inputs["padding_mask"])
+        return {"next_token_logits": next_token, "logits": outputs}
 
     def _generate_endpoint(self, max_length=None):
         """Greedy generation, strings in and strings out (``text`` →
@@ -319,3 +322,15 @@ class CausalLM(Task):
                                           stop_token_ids=stop_token_ids)
         texts = self.preprocessor.generate_postprocess(outputs)
         return texts[0] if isinstance(prompts, str) else texts
+
+
+def last_real_position(sequence, padding_mask):
+    """``sequence[:, t]`` at each row's last real position ``t`` of the
+    right-padded ``padding_mask`` (position 0 for an all-padding row):
+    ``[batch, length, d]`` → ``[batch, d]``."""
+    last = ops.maximum(ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1, 0)
+    # Rows of the flattened [batch * length, d] tensor: a gather that keeps
+    # batch and length free in a traced graph (ONNX export).
+    shape = ops.shape(sequence)
+    rows = ops.arange(shape[0], dtype="int32") * shape[1] + last
+    return ops.take(ops.reshape(sequence, (-1, shape[2])), rows, axis=0)

@@ -94,15 +94,19 @@ class ClassifierTask(Task):
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
+    def onnx_outputs(self, outputs, inputs=None):
+        """``logits`` and ``probabilities`` (only ``probabilities`` with an
+        activation): the numeric serving outputs."""
+        if self._outputs_logits():
+            return {"logits": outputs,
+                    "probabilities": keras.ops.softmax(outputs, axis=-1)}
+        return {"probabilities": outputs}
+
     def serving_outputs(self, outputs):
         """``logits`` and ``probabilities`` (only ``probabilities`` with an
         activation), and the predicted ``labels`` (strings) when the task
         has ``label_names``."""
-        if self._outputs_logits():
-            named = {"logits": outputs,
-                     "probabilities": keras.ops.softmax(outputs, axis=-1)}
-        else:
-            named = {"probabilities": outputs}
+        named = self.onnx_outputs(outputs)
         if self.label_names:
             named["labels"] = label_lookup(
                 self.label_names, keras.ops.argmax(named["probabilities"], axis=-1))

@@ -109,7 +109,7 @@ class _BertAnswerMask(keras.layers.Layer):
         real = ops.cast(padding_mask, "int32")
         next_real = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
         context = (ops.cast(segment_ids, "int32") == 1) & (real > 0) & (next_real > 0)
-        first = ops.arange(ops.shape(real)[1]) == 0
+        first = ops.arange(ops.shape(real)[1], dtype="int32") == 0
         return context | first[None, :]
 
     def compute_output_spec(self, segment_ids, padding_mask):

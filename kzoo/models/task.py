@@ -521,6 +521,23 @@ class Task(keras.Model):
             return dict(outputs)
         return {"outputs": outputs}
 
+    def onnx_outputs(self, outputs, inputs=None):
+        """Named outputs of the exported ONNX graph (``kzoo.export.onnx``)
+        for the task's ``outputs`` on ``inputs``: ``serving_outputs`` (tasks
+        whose serving outputs hold strings give the numeric ones)."""
+        return self.serving_outputs(outputs)
+
+    def export(self, filepath, format="tf_saved_model", **kwargs):
+        """Keras' ``export``, and ``format="onnx"``: ``model.onnx`` and
+        ``tokenizer.json`` in the folder ``filepath``
+        (``kzoo.export.onnx``; ``sequence_length=`` fixes the length the
+        tokenizer pads to)."""
+        if format == "onnx":
+            from kzoo.export.onnx import onnx
+
+            return onnx(self, filepath, **kwargs)
+        return super().export(filepath, format=format, **kwargs)
+
     def serving_endpoints(self, sequence_length=None):
         """The SavedModel signature ``kzoo.export.saved_model`` writes.
 

@@ -77,6 +77,12 @@ class TextClassifier(ClassifierTask):
             return {"score": outputs[:, 0]}
         return super().serving_outputs(outputs)
 
+    def onnx_outputs(self, outputs, inputs=None):
+        """A regressor's ``score``, else ``logits`` and ``probabilities``."""
+        if self.is_regressor:
+            return {"score": outputs[:, 0]}
+        return super().onnx_outputs(outputs, inputs)
+
     def class_names(self):
         """The name of each class: ``label_names``, else ``"0"``, ``"1"``, ..."""
         return tuple(self.label_names or (str(i) for i in range(self.num_classes)))

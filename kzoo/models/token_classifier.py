@@ -123,9 +123,9 @@ class TokenClassifier(ClassifierTask):
         the model did not see gets None). Without names, the ids."""
         return self.names_of(self.predict_words(words, batch_size=batch_size))
 
-    def serving_outputs(self, outputs):
-        """Per-position ``logits`` and ``probabilities``, ``predictions``
-        (and ``labels`` with label names)."""
-        named = super().serving_outputs(outputs)
+    def onnx_outputs(self, outputs, inputs=None):
+        """Per-position ``logits``, ``probabilities`` and ``predictions``;
+        ``serving_outputs`` adds ``labels`` with label names."""
+        named = super().onnx_outputs(outputs, inputs)
         named["predictions"] = keras.ops.argmax(named["probabilities"], axis=-1)
         return named

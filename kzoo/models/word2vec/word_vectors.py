@@ -504,6 +504,19 @@ class WordVectors:
 
         return WordTable(self.index_to_key, self.vectors, lowercase=lowercase)
 
+    def onnx_files(self, folder, lowercase=False):
+        """Writes ``model.onnx`` and ``tokenizer.json`` into ``folder``
+        (``kzoo.export.onnx``; see ``kzoo.export.word_table.write_onnx``):
+        a word's id from ``tokenizer.json`` in, ``vectors`` and ``found``
+        out.
+
+        Args:
+            lowercase: bool. Lowercase each word before the lookup.
+        """
+        from kzoo.export.word_table import write_onnx
+
+        write_onnx(self.index_to_key, self.vectors, folder, lowercase=lowercase)
+
     # --- files ---
     def save_word2vec_format(self, path, binary=False):
         """Writes the word2vec C format: a `count dim` header line, then

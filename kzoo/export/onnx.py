@@ -1,0 +1,238 @@
+"""ONNX export: ``model.onnx`` for onnxruntime plus ``tokenizer.json``.
+
+``onnx(task, path)`` writes a folder that a user with only ``onnxruntime``
+and ``tokenizers`` runs from strings::
+
+    tokenizer = tokenizers.Tokenizer.from_file(f"{path}/tokenizer.json")
+    session = onnxruntime.InferenceSession(f"{path}/model.onnx")
+    encodings = tokenizer.encode_batch(["a sentence", "another one"])
+    outputs = session.run(None, {
+        "token_ids": np.array([e.ids for e in encodings]),
+        "segment_ids": np.array([e.type_ids for e in encodings]),
+        "padding_mask": np.array([e.attention_mask for e in encodings])})
+
+The graph's inputs are the task's own input names (a BERT task's
+``token_ids``, ``segment_ids``, ``padding_mask``), each ``int64 [batch,
+sequence]`` as ``tokenizers`` gives them; batch and sequence length are
+free (up to the backbone's ``max_sequence_length``). Its outputs are the
+task's numeric serving outputs, named as in the SavedModel (a classifier's
+``logits`` and ``probabilities``, an embedder's ``embeddings``); string
+outputs (a classifier's ``labels``) are left out and the label names go to
+the model's metadata (``label_names``, a JSON list). The tokenizer runs
+outside the graph: ``tokenizer.json`` (``kzoo.export.tokenizer_json``)
+gives the ids the task's preprocessor gives.
+
+The graph is traced by PyTorch's ONNX exporter (``torch.onnx.export``,
+``dynamo=True``, which needs ``onnxscript``) on the torch backend. On the
+other backends a torch-backed copy of the task (a preset: the same
+weights, so the same outputs) is exported in a subprocess
+(``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
+TensorFlow.
+"""
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import keras
+
+from kzoo.presets.atomic_files import replace_folder
+
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+#: the ONNX opset the graph is written in
+OPSET = 18
+
+
+def onnx(model, path, sequence_length=None, quantize=None):
+    """Writes ``model`` as ``<path>/model.onnx`` and ``<path>/tokenizer.json``.
+
+    Args:
+        model: a kzoo ``Task`` with its preprocessor (a BERT task, text
+            embedder or GPT causal LM), or an object with
+            ``onnx_files(folder)`` that writes both files itself (word
+            vectors: ``kzoo.export.word_table.write_onnx``).
+        path: the folder to write (replaced atomically).
+        sequence_length: int or None. The length ``tokenizer.json`` pads and
+            truncates to (default the preprocessor's); the graph takes any
+            length up to the backbone's maximum.
+        quantize: None, or ``"int8"``: ``model.onnx`` holds int8 weights
+            (``quantize_int8``), about a quarter of the float32 size.
+
+    Returns:
+        The absolute ``path``.
+    """
+    if quantize not in (None, "int8"):
+        raise ValueError(f"`quantize` must be None or 'int8', got {quantize!r}.")
+    write_files = getattr(model, "onnx_files", None)  # word vectors
+    if write_files is None:
+        _check_exportable(model)
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+    try:
+        from kzoo.export.tokenizer_json import tokenizer_json
+
+        if write_files is not None:  # the object writes both files itself
+            write_files(tmp)
+        else:
+            tokenizer_json(model.preprocessor, sequence_length).save(
+                os.path.join(tmp, TOKENIZER_FILE))
+            if keras.config.backend() == "torch":
+                write_graph(model, os.path.join(tmp, MODEL_FILE))
+            else:
+                _export_through_torch(model, os.path.join(tmp, MODEL_FILE))
+        if quantize == "int8":
+            float_file = os.path.join(tmp, "float32.onnx")
+            os.replace(os.path.join(tmp, MODEL_FILE), float_file)
+            quantize_int8(float_file, os.path.join(tmp, MODEL_FILE))
+            os.remove(float_file)
+        replace_folder(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def _check_exportable(model):
+    from kzoo.models.task import Task
+
+    if not isinstance(model, Task):
+        raise TypeError(f"ONNX export takes a kzoo Task, got {type(model).__name__}.")
+    if getattr(model, "preprocessor", None) is None:
+        raise ValueError(
+            "ONNX export needs the task's preprocessor (it is written as "
+            "tokenizer.json): build the task with `preprocessor=`.")
+    input_names(model)
+    for module in ("onnx", "torch", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(
+                f"ONNX export needs `{module}`: pip install 'kzoo[onnx]'.")
+
+
+def input_names(model):
+    """The graph's input names: the task's inputs (its backbone's)."""
+    inputs = getattr(model, "input", None)
+    if not isinstance(inputs, dict):
+        raise TypeError(
+            f"{type(model).__name__} takes no dict of token tensors, which ONNX "
+            "export needs (a task built on a kzoo backbone).")
+    return list(inputs)
+
+
+def write_graph(model, file):
+    """Traces ``model``'s numeric serving outputs into the ONNX ``file``
+    (torch backend, in this process)."""
+    import onnx as onnx_lib
+    import torch
+
+    names = input_names(model)
+    dtypes = {name: model.input[name].dtype for name in names}
+    outputs = {}
+
+    class Graph(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.task = model
+
+        def forward(self, *tensors):
+            x = {name: tensor.to(_torch_dtype(torch, dtypes[name]))
+                 for name, tensor in zip(names, tensors)}
+            named = model.onnx_outputs(model(x, training=False), x)
+            outputs.setdefault("names", list(named))
+            return tuple(named.values())
+
+    backbone = getattr(model, "backbone", None)
+    max_length = int(getattr(backbone, "max_sequence_length", 0) or 0) or None
+    length = min(8, max_length) if max_length else 8
+    # Batch (first) and sequence (last) are free; any dimension between
+    # them (a multiple-choice task's choices) is the task's own.
+    example, shapes = [], []
+    batch = torch.export.Dim("batch")
+    sequence = torch.export.Dim("sequence", min=2, max=max_length)
+    for name in names:
+        shape = list(model.input[name].shape)
+        middle = [3 if size is None else int(size) for size in shape[1:-1]]
+        example.append(torch.ones([2, *middle, length], dtype=torch.int64))
+        shapes.append({0: batch, len(shape) - 1: sequence})
+    example = tuple(example)
+    graph = Graph().eval()
+    with torch.no_grad():
+        graph(*example)  # the output names
+    torch.onnx.export(
+        graph, example, file, dynamo=True, input_names=names,
+        output_names=outputs["names"], dynamic_shapes=(tuple(shapes),),
+        opset_version=OPSET, external_data=False, verbose=False)
+    written = onnx_lib.load(file)
+    _check_free_dimensions(written, names)
+    metadata = {"producer": "kzoo", "input_names": json.dumps(names)}
+    label_names = getattr(model, "label_names", None)
+    if label_names:
+        metadata["label_names"] = json.dumps(list(label_names))
+    onnx_lib.helper.set_model_props(written, metadata)
+    onnx_lib.save(written, file)
+
+
+def quantize_int8(source, target):
+    """Writes ``source``'s graph with int8 weights to ``target``:
+    onnxruntime's dynamic quantization (activations quantized per batch at
+    run time), per output channel, which keeps sentence embeddings much
+    closer to float32 than one scale per tensor does."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(os.fspath(source), os.fspath(target),
+                     weight_type=QuantType.QInt8, per_channel=True)
+
+
+def _check_free_dimensions(written, names):
+    """torch's exporter falls back to fixed shapes when the trace fixes
+    one: refuse such a graph rather than write one that takes only the
+    example's batch and length."""
+    for graph_input in written.graph.input:
+        dims = graph_input.type.tensor_type.shape.dim
+        if graph_input.name in names and not (dims[0].dim_param and dims[-1].dim_param):
+            raise RuntimeError(
+                f"The traced ONNX graph fixed the batch or sequence length of "
+                f"`{graph_input.name}` ({[d.dim_value or d.dim_param for d in dims]}): "
+                "some op of the model reads a dimension as a Python int on the "
+                "torch backend.")
+
+
+def _torch_dtype(torch, dtype):
+    dtype = keras.backend.standardize_dtype(dtype)
+    return torch.bool if dtype == "bool" else getattr(torch, dtype)
+
+
+def _export_through_torch(model, file):
+    from kzoo.export.saved_model import _save_copy
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = _save_copy(model, tmp)
+        cls = type(model)
+        command = [sys.executable, "-m", "kzoo.export.onnx_main",
+                   f"{cls.__module__}:{cls.__qualname__}", copy, file]
+        env = dict(os.environ, KERAS_BACKEND="torch")
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(
+                "Exporting ONNX through a torch-backed copy failed:\n"
+                + result.stderr[-3000:])
+
+
+def main(argv):
+    """``python -m kzoo.export.onnx_main MODULE:CLASS COPY FILE``: rebuilds the
+    ``CLASS`` task saved in the preset ``COPY`` and writes its graph to
+    ``FILE`` (torch backend)."""
+    import kzoo.models  # noqa: F401  (registers kzoo's classes)
+    from kzoo.export.saved_model import _load_copy
+
+    module, _, qualname = argv[0].partition(":")
+    cls = importlib.import_module(module)
+    for name in qualname.split("."):
+        cls = getattr(cls, name)
+    write_graph(_load_copy(cls, argv[1]), argv[2])

