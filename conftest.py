@@ -40,9 +40,14 @@ def pytest_ignore_collect(collection_path, config):
     `without_tensorflow` are collected (the others import TensorFlow or
     compare against it). `tests/families/` holds model families outside
     kzoo, which the tests that use them import (never collected: importing
-    one registers it)."""
+    one registers it); the other files under tests/ that are not test files
+    are helpers and scripts (never collected by --doctest-modules)."""
     if "families" in collection_path.parts and "tests" in collection_path.parts:
         return True
+    if ("tests" in collection_path.parts and collection_path.suffix == ".py"
+            and not collection_path.name.endswith("_test.py")
+            and collection_path.name not in ("conftest.py", "__init__.py")):
+        return True  # helpers and the scripts tests run: no tests, some run on import
     if _TENSORFLOW or collection_path.suffix != ".py" or collection_path.is_dir():
         return None
     if not collection_path.name.endswith("_test.py"):
