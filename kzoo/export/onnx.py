@@ -4,9 +4,9 @@
 and ``tokenizers`` runs from strings::
 
     tokenizer = tokenizers.Tokenizer.from_file(f"{path}/tokenizer.json")
-    session = onnxruntime.InferenceSession(f"{path}/model.onnx")
+    runtime = onnxruntime.InferenceSession(f"{path}/model.onnx")
     encodings = tokenizer.encode_batch(["a sentence", "another one"])
-    outputs = session.run(None, {
+    outputs = runtime.run(None, {
         "token_ids": np.array([e.ids for e in encodings]),
         "segment_ids": np.array([e.type_ids for e in encodings]),
         "padding_mask": np.array([e.attention_mask for e in encodings])})
