@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.ops import sparse_logits_cross_entropy
 
 
 @kzoo_export("kzoo.losses.SparseLogitsCrossEntropy")
@@ -16,7 +17,8 @@ class SparseLogitsCrossEntropy(keras.losses.SparseCategoricalCrossentropy):
     that the biggest tensor of the loss. Here the true class's logit is
     gathered instead, which is faster on JAX and TensorFlow; on PyTorch
     Keras' own computation is the faster one and is the one used
-    (bench/lm_loss.py, docs/benchmarks.md). The value and its
+    (`kzoo.ops.sparse_logits_cross_entropy`; bench/lm_loss.py,
+    docs/benchmarks.md). The value and its
     gradient are Keras' (tested on every backend); reduction, sample weights
     and the config are `SparseCategoricalCrossentropy`'s. Labels outside
     `[0, vocabulary)` are clipped into it: they are padding, whose weight is
@@ -49,10 +51,7 @@ class SparseLogitsCrossEntropy(keras.losses.SparseCategoricalCrossentropy):
         if len(labels.shape) == len(logits.shape) and labels.shape[-1] == 1:
             labels = ops.squeeze(labels, axis=-1)
         labels = ops.clip(ops.cast(labels, "int32"), 0, logits.shape[-1] - 1)
-        if keras.backend.backend() == "torch":
-            return super().call(labels, logits)
-        picked = ops.take_along_axis(logits, ops.expand_dims(labels, -1), axis=-1)
-        return ops.logsumexp(logits, axis=-1) - ops.squeeze(picked, axis=-1)
+        return sparse_logits_cross_entropy(labels, logits)
 
     def get_config(self):
         config = super().get_config()

@@ -4,6 +4,11 @@ every backend runs.
 
 Sparse row updates (``kzoo.ops.sparse_rows``): word2vec's training step
 adds each row's gradient to only the rows of a table a batch touches.
+
+Backend choices that model code leaves to ``kzoo.ops`` (no backend check
+under ``kzoo/layers``, ``kzoo/models``, ``kzoo/losses``): cross-entropy on
+logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
+defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 """
 
 from kzoo.ops.sparse_rows import (  # noqa: F401
@@ -13,4 +18,15 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
     no_grad,
     stateful_train_step,
     table_value,
+)
+
+# Backend choices that model code leaves to kzoo.ops: the faster
+# cross-entropy formulation, the sparse step's per-backend defaults.
+from kzoo.ops.cross_entropy import (  # noqa: F401
+    sparse_logits_cross_entropy,
+    sparse_logits_cross_entropy_reference,
+)
+from kzoo.ops.sparse_rows import (  # noqa: F401
+    default_update_size,
+    sparse_step_compile_defaults,
 )
