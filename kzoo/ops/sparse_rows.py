@@ -59,6 +59,25 @@ def add_to_rows(table, indices, updates):
                      "(it does not train).")
 
 
+def default_update_size():
+    """Examples per sparse update (`Word2VecTask.compile(update_size="auto")`)
+    that train fastest on the backend, with bench/word2vec.py: 4096 on
+    PyTorch, where each op's dispatch costs more than smaller updates save;
+    128 on JAX and TensorFlow, whose XLA-compiled small batched dots get
+    slower past about 160 rows."""
+    return 4096 if keras.backend.backend() == "torch" else 128
+
+
+def sparse_step_compile_defaults():
+    """`compile()` arguments a model training with these sparse steps takes
+    unless it is given others: on TensorFlow `jit_compile=True` (XLA, which
+    Keras leaves off there on CPU by default), nothing elsewhere (JAX
+    compiles its steps anyway; PyTorch runs them eagerly)."""
+    if keras.backend.backend() == "tensorflow":
+        return {"jit_compile": True}
+    return {}
+
+
 def table_value(variable):
     """The tensor `add_to_rows` should start from for `variable`: on PyTorch
     the variable's own storage (updated in place), elsewhere its value."""

@@ -84,7 +84,7 @@ class Word2VecTask(Task):
         self.min_alpha = float(min_alpha)
         self._compiled_update_size = update_size  # as given, for the config
         if update_size == "auto":
-            update_size = 4096 if keras.backend.backend() == "torch" else 128
+            update_size = sparse_rows.default_update_size()
         if update_size is not None and (
                 not isinstance(update_size, int) or update_size < 1):
             raise ValueError('`update_size` must be "auto", a positive int or '
@@ -93,8 +93,9 @@ class Word2VecTask(Task):
         self._sparse = (update_size is not None and optimizer == "auto"
                         and loss == "auto" and not kwargs.get("metrics")
                         and not kwargs.get("weighted_metrics"))
-        if self._sparse and keras.backend.backend() == "tensorflow":
-            kwargs.setdefault("jit_compile", True)
+        if self._sparse:
+            for name, value in sparse_rows.sparse_step_compile_defaults().items():
+                kwargs.setdefault(name, value)
         self._schedule = None
         if optimizer == "auto":
             self._schedule = Word2VecLearningRate(self.alpha, self.min_alpha)

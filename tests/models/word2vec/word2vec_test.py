@@ -356,6 +356,16 @@ def test_update_size_is_checked_and_kept_in_the_config():
     assert not model._sparse
 
 
+@pytest.mark.backends("tensorflow")
+def test_sparse_step_is_compiled_with_xla_on_tensorflow():
+    model, _, _ = _random_task(Word2VecSkipGram, update_size=32)
+    assert model.jit_compile is True
+    model.compile(jit_compile=False)  # given: kept
+    assert model._sparse and model.jit_compile is False
+    model.compile(update_size=None)  # Keras' dense step: Keras' default
+    assert model.jit_compile == model._resolve_auto_jit_compile()
+
+
 def test_padded_last_batch_keeps_every_example():
     corpus = topic_corpus(20)
     fixed = dict(min_count=1, sample=0.0, shrink_window=False, seed=0)
