@@ -5,6 +5,8 @@ import time
 
 import keras
 
+from kzoo.callbacks.batch_hooks import overlap_batch_hooks
+
 
 class Word2VecProgress(keras.callbacks.Callback):
     """Adds `words_per_sec` to the logs that Keras shows.
@@ -24,12 +26,9 @@ class Word2VecProgress(keras.callbacks.Callback):
 
     def __init__(self, preprocessor, passes=None):
         super().__init__()
-        # On JAX, Keras may run the per-batch hook in a thread while the
-        # next steps are dispatched: otherwise each step would wait for the
-        # one before, a large part of word2vec's speed (bench/word2vec.py). The
-        # other backends run their steps synchronously: there is nothing to
-        # overlap, so the hook stays on the training thread.
-        self.async_safe = keras.backend.backend() == "jax"
+        # The per-batch hook only reads counters: on JAX it may run while
+        # the next steps are dispatched (see `overlap_batch_hooks`).
+        self.async_safe = overlap_batch_hooks()
         self.preprocessor = preprocessor
         self.passes = passes
         self.epoch_words = []
@@ -70,11 +69,12 @@ class EpochsProgbar(keras.callbacks.ProgbarLogger):
     def __init__(self, epochs):
         super().__init__()
         self.total_epochs = epochs
-        # As Word2VecProgress: on JAX Keras may call the per-batch hook from
-        # its worker threads while the next steps run (a bar that waits for
-        # every step costs much of word2vec's speed there). The lock and the
-        # step check keep the bar whole and moving forward.
-        self.async_safe = keras.backend.backend() == "jax"
+        # As Word2VecProgress: Keras may call the per-batch hook from its
+        # worker threads while the next steps run (`overlap_batch_hooks`; a
+        # bar that waits for every step costs much of word2vec's speed on
+        # JAX). The lock and the step check keep the bar whole and moving
+        # forward.
+        self.async_safe = overlap_batch_hooks()
         self._lock = threading.Lock()
         self._shown = -1
 
