@@ -7,6 +7,8 @@ import pytest
 from kzoo.ops import sparse_logits_cross_entropy, sparse_logits_cross_entropy_reference
 from kzoo.testing.test_case import gradient, to_numpy
 
+pytestmark = pytest.mark.without_tensorflow
+
 
 def _numpy_cross_entropy(labels, logits):
     """`-log softmax(logits)[label]`, in float64, shifted by the row max."""
