@@ -192,6 +192,7 @@ def _prepare_st(args):
     from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
 
     folder = os.path.join(args.work, "st-model")
+    shutil.rmtree(folder, ignore_errors=True)  # a --work folder used before
     shutil.copytree(args.model_folder, folder)
     start = time.perf_counter()
     model = SentenceTransformer(folder, backend="onnx", device="cpu",
