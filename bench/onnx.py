@@ -137,7 +137,7 @@ def _set_threads(threads):
     torch.set_num_interop_threads(1)
 
 
-def _session_options(threads):
+def _ort_options(threads):
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -231,12 +231,12 @@ def _kzoo_onnx_embed(args):
     import onnxruntime
 
     folder = os.path.join(args.work, f"kzoo-{args.dtype}")
-    session = onnxruntime.InferenceSession(
-        os.path.join(folder, "model.onnx"), _session_options(args.threads),
+    runtime = onnxruntime.InferenceSession(
+        os.path.join(folder, "model.onnx"), _ort_options(args.threads),
         providers=["CPUExecutionProvider"])
 
     def embed(token_ids, segment_ids, padding_mask):
-        return session.run(["embeddings"], {
+        return runtime.run(["embeddings"], {
             "token_ids": token_ids, "segment_ids": segment_ids,
             "padding_mask": padding_mask})[0]
 
@@ -254,7 +254,7 @@ def _st_onnx_embed(args):
     model = SentenceTransformer(
         args.st_folder, backend="onnx", device="cpu",
         model_kwargs={"file_name": args.st_file, "provider": "CPUExecutionProvider",
-                      "session_options": _session_options(args.threads)})
+                      "session_options": _ort_options(args.threads)})
 
     def embed(token_ids, segment_ids, padding_mask):
         # The model's forward on tokenized features, as `encode` calls it:
