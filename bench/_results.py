@@ -33,7 +33,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: the distributions whose versions a result records (those installed)
 LIBRARIES = ("keras", "tensorflow", "jax", "jaxlib", "torch", "keras-hub",
-             "transformers", "gensim", "numpy")
+             "transformers", "gensim", "numpy", "onnxruntime")
 
 
 def cpu_model():

@@ -174,8 +174,12 @@ def _children_cpu_seconds():
 BUSY_NEIGHBOUR_CORES = 0.25
 
 
-def run_worker(argv, env_overrides=None, timeout=None):
+def run_worker(argv, env_overrides=None, timeout=None, python=None):
     """Runs ``python <argv>`` in a fresh process; returns its last JSON line.
+
+    ``python`` is the interpreter (default this one's, ``sys.executable``):
+    another virtual environment's for a row whose libraries cannot be
+    installed beside the others.
 
     The result gains ``"load"``: the load average before and after, and
     ``other_cores``, the average number of cores that *other* processes kept
@@ -192,7 +196,7 @@ def run_worker(argv, env_overrides=None, timeout=None):
     cpu0, own0, wall0 = _cpu_seconds(), _children_cpu_seconds(), time.time()
     try:
         proc = subprocess.run(
-            [sys.executable, *argv], env=env, capture_output=True, text=True,
+            [python or sys.executable, *argv], env=env, capture_output=True, text=True,
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
@@ -272,7 +276,7 @@ class _TurnWorker:
     queue, its stderr kept in a temporary file (see ``run_rows``).
     ``timeout`` bounds its start and each of its turns."""
 
-    def __init__(self, name, argv, env, timeout):
+    def __init__(self, name, argv, env, timeout, python=None):
         import queue
         import tempfile
         import threading
@@ -282,7 +286,7 @@ class _TurnWorker:
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.load_before = machine_info()["load_avg"]
         self.proc = subprocess.Popen(
-            [sys.executable, *argv], env=env, stdin=subprocess.PIPE,
+            [python or sys.executable, *argv], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.stderr, text=True, bufsize=1)
 
         def read():
@@ -389,8 +393,9 @@ def run_rows(script, rows, passthrough, timeout, interleave=True):
 
 def run_commands(groups, timeout, interleave=True):
     """Runs groups of rows, each row ``(name, argv, environment overrides)``
-    (a worker command, as ``run_worker`` takes it); returns ``[(row name,
-    result), ...]`` in the order given.
+    or ``(name, argv, environment overrides, python)`` (a worker command, as
+    ``run_worker`` takes it); returns ``[(row name, result), ...]`` in the
+    order given.
 
     The groups run one after another, one process per row. Without
     ``interleave`` the rows also run one after another (``run_worker``).
@@ -408,9 +413,10 @@ def run_commands(groups, timeout, interleave=True):
     """
     if not interleave:
         results = []
-        for name, argv, env in (row for group in groups for row in group):
+        for name, argv, env, *python in (row for group in groups for row in group):
             print(f"  running {name} ...", end=" ", flush=True)
-            result = run_worker(argv, env_overrides=env, timeout=timeout)
+            result = run_worker(argv, env_overrides=env, timeout=timeout,
+                                python=python[0] if python else None)
             print("error" if "error" in result else "done", flush=True)
             results.append((name, result))
         return results
@@ -428,7 +434,7 @@ def run_commands(groups, timeout, interleave=True):
                               f"{len(workers)} rows started take their turns "
                               "first)", flush=True)
                         break
-                    workers.append(_start_turn_worker(*pending.pop(0), timeout))
+                    workers.append(_start_turn_worker(pending.pop(0), timeout))
                 rounds = 0
                 while not all(w.done for w in workers):
                     rounds += 1
@@ -454,10 +460,11 @@ def _row_command(script, library, short_backend, dtype, passthrough):
     return argv, {"KERAS_BACKEND": BACKENDS[short_backend], "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
-def _start_turn_worker(name, argv, env_overrides, timeout):
+def _start_turn_worker(row, timeout):
+    name, argv, env_overrides, *python = row
     print(f"  starting {name} ...", end=" ", flush=True)
     worker = _TurnWorker(name, argv, dict(os.environ, **env_overrides, **{TURNS_ENV: "1"}),
-                         timeout)
+                         timeout, python=python[0] if python else None)
     worker.run_until_wait()
     print("error" if worker.done and "error" in worker.result else "ready", flush=True)
     return worker

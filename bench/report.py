@@ -26,6 +26,7 @@ CHART = "img/benchmark-ratios.png"
 REFERENCES = {"transformers": ("#1f77b4", "transformers"),
               "keras-hub": ("#ff7f0e", "keras-hub"),
               "gensim": ("#2ca02c", "gensim"),
+              "sentence-transformers": ("#d62728", "sentence-transformers (ONNX backend)"),
               "AllenNLP 2.10": ("#9467bd", "AllenNLP 2.10 (its published figure)")}
 
 
@@ -167,6 +168,35 @@ def _tax(key):
     return cell
 
 
+def _x_onnx(key, reference, dtype=None):
+    """onnx.py's ratios: a row over ``reference``'s row in ``dtype`` (every
+    row), or with ``dtype`` None a kzoo row over ``reference``'s row of its
+    own dtype (``-`` for the other rows)."""
+    def cell(data, name, row):
+        if dtype is None and library(name, row) != "kzoo":
+            return "-"
+        other = _best(data, key, lambda lib: lib == reference,
+                      ("dtype", dtype or row.get("dtype")))
+        return _number(_ratio(row.get(key), other), ".2f")
+    return cell
+
+
+def _agreement(data, name, row):
+    """onnx.py's ``agree``: max |diff| from kzoo's Keras embedder (float32
+    rows), the lowest cosine (the others)."""
+    check = row.get("check") or {}
+    if row.get("dtype") == "float32":
+        return _number(check.get("max_abs_diff"), ".1e")
+    return _number(check.get("min_cosine"), ".4f")
+
+
+def _call_ms(shape):
+    def cell(data, name, row):
+        call = ((row.get("shapes") or {}).get(shape) or {}).get("call_median_s")
+        return _number(call and call * 1e3, ".2f")
+    return cell
+
+
 def _lm_ratio(data, name, row):
     return _number(_ratio(row.get("keras_ms"), row.get("kzoo_ms")), ".2f")
 
@@ -297,6 +327,31 @@ BENCHMARKS = {
         columns=[("kzoo", _field("kzoo", "s")),
                  ("transformers", _field("transformers", "s"))],
         measures=[]),
+    "onnx": dict(
+        chart="MiniLM on ONNX Runtime",
+        title="Sentence embeddings on ONNX Runtime",
+        about="all-MiniLM-L6-v2 sentence embeddings (mean pooling, unit length) from the "
+              "same token ids: onnxruntime on kzoo's ONNX export (`kzoo-onnx`), "
+              "sentence-transformers' ONNX backend (`st-onnx`, optimum's export; int8 by "
+              "`export_dynamic_quantized_onnx_model`) and transformers eager, sequences/s "
+              "at batch 32 x 128 and 1 x 16, the same intra-op threads in every row. "
+              "`agree` is the row's max |diff| from kzoo's Keras embedder on real "
+              "sentences (fp32) or its lowest cosine (int8, bf16); `x st` is a kzoo row "
+              "over the st-onnx row of its dtype, `x hf32` a row over transformers fp32.",
+        columns=[
+            ("dtype", _field("dtype", "s")),
+            ("agree", _agreement),
+            ("32x128 seq/s", _field("seq_per_s_32x128", ".1f")),
+            ("x st", _x_onnx("seq_per_s_32x128", "sentence-transformers")),
+            ("x hf32", _x_onnx("seq_per_s_32x128", "transformers", "float32")),
+            ("1x16 ms", _call_ms("1x16")),
+            ("x st", _x_onnx("seq_per_s_1x16", "sentence-transformers")),
+            ("x hf32", _x_onnx("seq_per_s_1x16", "transformers", "float32")),
+        ],
+        measures=[(label, key, [(ref, _against(key, ref))
+                                for ref in ("sentence-transformers", "transformers")])
+                  for label, key in (("batch 32 x 128", "seq_per_s_32x128"),
+                                     ("batch 1 x 16", "seq_per_s_1x16"))]),
     "lm loss": dict(
         chart="LM loss",
         title="Language-model loss",

@@ -146,3 +146,51 @@ def test_a_script_written_file_carries_its_run_and_renders(report, results_modul
     assert list(data["results"]) == [name for name, _ in rows]
     page = report.markdown(report.load(str(tmp_path)))
     assert ("| kzoo-jax 0 |" in page) == data["idle"]
+
+
+def _onnx_row(library, dtype, batch_32, batch_1, check):
+    return {"library": library, "dtype": dtype, "check": check,
+            "seq_per_s_32x128": batch_32, "seq_per_s_1x16": batch_1,
+            "shapes": {"32x128": {"call_median_s": 32 / batch_32},
+                       "1x16": {"call_median_s": 1 / batch_1}}}
+
+
+def test_an_onnx_run_shows_kzoo_over_the_same_dtype_and_transformers_fp32(report, tmp_path):
+    rows = {  # name: (library, dtype, 32x128 seq/s, 1x16 seq/s)
+        "kzoo-onnx fp32": ("kzoo", "float32", 60.0, 200.0),
+        "kzoo-onnx int8": ("kzoo", "int8", 150.0, 500.0),
+        "st-onnx fp32": ("sentence-transformers", "float32", 50.0, 160.0),
+        "st-onnx int8": ("sentence-transformers", "int8", 100.0, 400.0),
+        "transformers fp32": ("transformers", "float32", 40.0, 80.0),
+        "transformers bf16": ("transformers", "bfloat16", 45.0, 90.0),
+    }
+    checks = {"float32": {"max_abs_diff": 2.5e-7, "min_cosine": 1.0},
+              "int8": {"max_abs_diff": 0.02, "min_cosine": 0.9912},
+              "bfloat16": {"max_abs_diff": 0.01, "min_cosine": 0.9998}}
+    data = {"benchmark": "onnx", "script": "bench/onnx.py", "command": "cmd onnx",
+            "machine": "machine A", "date": "2026-01-01", "time": "12:00:00", "idle": True,
+            "order": "rows taking turns",
+            "results": {name: _onnx_row(lib, dtype, a, b, checks[dtype])
+                        for name, (lib, dtype, a, b) in rows.items()}}
+    (tmp_path / "onnx.json").write_text(json.dumps(data))
+    files = report.load(str(tmp_path))
+    page = report.markdown(files)
+    hf32 = rows["transformers fp32"]
+    for name, (lib, dtype, a, b) in rows.items():
+        st = next((v for v in rows.values()
+                   if v[0] == "sentence-transformers" and v[1] == dtype), None)
+        check = checks[dtype]
+        agree = (f"{check['max_abs_diff']:.1e}" if dtype == "float32"
+                 else f"{check['min_cosine']:.4f}")
+        cells = [name, dtype, agree,
+                 f"{a:.1f}", f"{a / st[2]:.2f}" if lib == "kzoo" else "-", f"{a / hf32[2]:.2f}",
+                 f"{1e3 / b:.2f}", f"{b / st[3]:.2f}" if lib == "kzoo" else "-",
+                 f"{b / hf32[3]:.2f}"]
+        assert "| " + " | ".join(cells) + " |" in page
+    # The chart: kzoo's best row over each reference's best row, per shape.
+    bars = {(label.split("\n")[0], ref): value
+            for label, ref, value in report.chart_bars(files)}
+    assert bars[("MiniLM on ONNX Runtime, batch 32 x 128", "sentence-transformers")] == (
+        pytest.approx(150.0 / 100.0))
+    assert bars[("MiniLM on ONNX Runtime, batch 1 x 16", "transformers")] == (
+        pytest.approx(500.0 / 90.0))
