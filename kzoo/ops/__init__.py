@@ -14,3 +14,11 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
     stateful_train_step,
     table_value,
 )
+
+# Transformer primitives.
+from kzoo.ops.transformer import (  # noqa: F401, E402
+    attention,
+    gelu,
+    layer_norm,
+    linear,
+)
