@@ -7,6 +7,7 @@ import math
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.dropout import Dropout
 
@@ -14,6 +15,14 @@ from kzoo.layers.dropout import Dropout
 _EXTRA_ACTIVATIONS = {
     # tanh approximation of GELU (keras-hub's BERT, GPT-2, HF "gelu_new")
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
+}
+
+#: activations with a ``kzoo.ops`` kernel, run by ``_sublayer``'s fast path
+_KERNEL_ACTIVATIONS = {
+    keras.activations.gelu: functools.partial(kzoo_ops.gelu, approximate=False),
+    _EXTRA_ACTIVATIONS["gelu_approximate"]: functools.partial(
+        kzoo_ops.gelu, approximate=True),
+    keras.activations.linear: None,
 }
 
 
@@ -25,24 +34,43 @@ _PRODUCT_EQUATIONS = {"abc,cde->abde": 1, "abcd,cde->abe": 2}
 
 def _einsum_as_product(layer, x, contracted):
     """What ``layer`` (an ``EinsumDense``, equation in ``_PRODUCT_EQUATIONS``)
-    computes, as a plain matrix product: inputs [batch, length, in] against
-    the kernel flattened to [in, out], the bias added, the output unflattened.
-    PyTorch runs the einsum as a batched product on copies of its operands,
-    so the plain product makes its BERT inference faster; JAX and TensorFlow
-    run both forms alike."""
+    computes, as one ``kzoo.ops.linear``: inputs [batch, length, in] against
+    the kernel flattened to [in, out] with the bias, the output unflattened.
+    PyTorch runs the einsum as a batched product on copies of its operands
+    and adds the bias in a second pass; JAX and TensorFlow run both forms
+    alike."""
     kernel = layer.kernel  # LoRA's merged kernel when enabled
     kernel_shape = tuple(kernel.shape)
     width_in = math.prod(kernel_shape[:contracted])
     width_out = math.prod(kernel_shape[contracted:])
     # Explicit widths, not -1: an empty batch has nothing to infer it from.
     lead = tuple(ops.shape(x)[:2])
-    y = ops.matmul(ops.reshape(x, lead + (width_in,)),
-                   ops.reshape(kernel, (width_in, width_out)))
-    if layer.bias is not None:
-        y = ops.add(y, ops.reshape(layer.bias, (width_out,)))
+    bias = layer.bias
+    if bias is not None:
+        bias = ops.reshape(bias, (width_out,))
+    y = kzoo_ops.linear(ops.reshape(x, lead + (width_in,)),
+                        ops.reshape(kernel, (width_in, width_out)), bias)
     if layer.activation is not None:
         y = layer.activation(y)
     return ops.reshape(y, lead + kernel_shape[contracted:])
+
+
+def _dense(layer, x):
+    """``keras.layers.Dense.call`` as one ``kzoo.ops.linear`` and the
+    activation's ``kzoo.ops`` kernel where it has one."""
+    y = kzoo_ops.linear(x, layer.kernel, layer.bias)  # LoRA merged in `kernel`
+    activation = layer.activation
+    if activation is None:
+        return y
+    activation = _KERNEL_ACTIVATIONS.get(activation, activation)
+    return y if activation is None else activation(y)
+
+
+def _normalizes_last_axis(layer, rank):
+    """Whether a ``LayerNormalization`` is the plain one ``kzoo.ops.layer_norm``
+    computes: over the last axis, without RMS scaling."""
+    return (not layer.rms_scaling
+            and list(layer.axis) in ([-1], [rank - 1]))
 
 
 def get_activation(activation):
@@ -204,17 +232,24 @@ class TransformerBlock(keras.layers.Layer):
         per-call bookkeeping (input casts, masks, name scopes), which costs
         more than a small matmul on eager backends (torch): for inference,
         once the block's own ``__call__`` has cast the inputs and set the
-        dtype scope. A quantized layer runs its quantized computation; an
-        ``EinsumDense`` whose equation is a flattened matrix product (the
-        attention projections) runs as that product (``_einsum_as_product``)."""
+        dtype scope. A quantized layer runs its quantized computation; a
+        ``Dense``, an ``EinsumDense`` whose equation is a flattened matrix
+        product (the attention projections) and a last-axis
+        ``LayerNormalization`` run as ``kzoo.ops`` kernels (``_dense``,
+        ``_einsum_as_product``, ``kzoo.ops.layer_norm``)."""
         if not fast:
             return layer(x)
         if layer.quantization_mode is not None:
             return layer.quantized_call(x)
+        if type(layer) is keras.layers.Dense:
+            return _dense(layer, x)
         if isinstance(layer, keras.layers.EinsumDense):
             contracted = _PRODUCT_EQUATIONS.get(layer.equation)
             if contracted is not None:
                 return _einsum_as_product(layer, x, contracted)
+        if (type(layer) is keras.layers.LayerNormalization
+                and _normalizes_last_axis(layer, len(x.shape))):
+            return kzoo_ops.layer_norm(x, layer.gamma, layer.beta, layer.epsilon)
         return layer.call(x)
 
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",

@@ -2,6 +2,7 @@
 
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.transformer_block import TransformerBlock
 
@@ -121,13 +122,13 @@ class TransformerDecoder(TransformerBlock):
     def _attend(self, query, key, value, mask, training=None, fused=None):
         """Scaled dot-product attention, ``[batch, length, heads, head_dim]``.
 
-        The fused ``ops.dot_product_attention`` unless attention dropout is
+        The fused ``kzoo.ops.attention`` unless attention dropout is
         active (it has no dropout), where the explicit form runs.
         """
         if fused is None:
             fused = not (training and self.dropout > 0)
         if fused:
-            return ops.dot_product_attention(query, key, value, mask=mask)
+            return kzoo_ops.attention(query, key, value, mask=mask)
         return self._explicit_attention(query, key, value, mask, training=training)
 
     def _check_cache(self, cache):
@@ -160,7 +161,7 @@ class TransformerDecoder(TransformerBlock):
             cache = ops.slice_update(cache, (0, 0, 0, start, 0), update)
             key, value = cache[:, 0], cache[:, 1]  # [B, H, max_length, D]
             mask = self._attention_mask(length, ops.shape(key)[2], start, None)
-            x = self._explicit_attention(query, key, value, mask, keys="bhkd")
+            x = kzoo_ops.attention(query, key, value, mask, key_layout="bhkd")
         x = ops.reshape(x, (batch, length, self.hidden_dim))
         return self._sublayer(self.attention_output_dense, x, fast), cache
 

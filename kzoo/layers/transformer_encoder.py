@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.transformer_block import TransformerBlock
 
@@ -119,7 +120,7 @@ class TransformerEncoder(TransformerBlock):
 
     def _self_attention(self, x, mask, training):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
-        the fused ``ops.dot_product_attention`` (torch's
+        the fused ``kzoo.ops.attention`` (torch's
         scaled_dot_product_attention, jax.nn's; faster BERT inference on
         torch and JAX than einsum / softmax, docs/benchmarks.md), or, with attention dropout
         active, the written-out form with kzoo's ``Dropout``."""
@@ -137,9 +138,8 @@ class TransformerEncoder(TransformerBlock):
             x = self._explicit_attention(query, key, value, mask,
                                          training=training, float32_softmax=False)
         else:
-            x = ops.dot_product_attention(
-                query, key, value, mask=mask,
-                scale=attention._inverse_sqrt_key_dim)
+            x = kzoo_ops.attention(query, key, value, mask=mask,
+                                   scale=attention._inverse_sqrt_key_dim)
         return self._sublayer(attention._output_dense, x, fast)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
