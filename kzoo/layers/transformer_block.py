@@ -17,12 +17,13 @@ _EXTRA_ACTIVATIONS = {
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
 }
 
-#: activations with a ``kzoo.ops`` kernel, run by ``_sublayer``'s fast path
-_KERNEL_ACTIVATIONS = {
-    keras.activations.gelu: functools.partial(kzoo_ops.gelu, approximate=False),
-    _EXTRA_ACTIVATIONS["gelu_approximate"]: functools.partial(
-        kzoo_ops.gelu, approximate=True),
+#: activations ``kzoo.ops.linear`` applies itself (by its names for them),
+#: run by ``_sublayer``'s fast path
+_LINEAR_ACTIVATIONS = {
     keras.activations.linear: None,
+    keras.activations.relu: "relu",
+    keras.activations.gelu: "gelu",
+    _EXTRA_ACTIVATIONS["gelu_approximate"]: "gelu_approximate",
 }
 
 
@@ -56,14 +57,13 @@ def _einsum_as_product(layer, x, contracted):
 
 
 def _dense(layer, x):
-    """``keras.layers.Dense.call`` as one ``kzoo.ops.linear`` and the
-    activation's ``kzoo.ops`` kernel where it has one."""
-    y = kzoo_ops.linear(x, layer.kernel, layer.bias)  # LoRA merged in `kernel`
+    """``keras.layers.Dense.call`` as one ``kzoo.ops.linear``, with the
+    activation in it where ``linear`` has it."""
     activation = layer.activation
-    if activation is None:
-        return y
-    activation = _KERNEL_ACTIVATIONS.get(activation, activation)
-    return y if activation is None else activation(y)
+    if activation is None or activation in _LINEAR_ACTIVATIONS:
+        return kzoo_ops.linear(x, layer.kernel, layer.bias,  # LoRA merged in `kernel`
+                               _LINEAR_ACTIVATIONS.get(activation))
+    return activation(kzoo_ops.linear(x, layer.kernel, layer.bias))
 
 
 def _normalizes_last_axis(layer, rank):

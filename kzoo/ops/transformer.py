@@ -6,9 +6,11 @@ backend with a fused kernel that Keras does not reach, that kernel
 (``transformer_torch``, ``transformer_jax``, ``transformer_tensorflow``;
 only the active backend's module is imported):
 
-- ``linear``: a matrix product with its bias added in the same kernel
-  (PyTorch's ``addmm`` through ``F.linear``, TensorFlow's ``BiasAdd``),
-  where ``keras.ops`` runs the addition as a second pass over the output.
+- ``linear``: a matrix product with its bias (and optionally its
+  activation) in the same kernel (PyTorch's oneDNN linear with a fused
+  bias and GELU / ReLU at inference, ``F.linear``'s ``addmm`` otherwise;
+  TensorFlow's ``BiasAdd``), where ``keras.ops`` runs the bias addition as
+  a second pass over the output.
 - ``layer_norm``: PyTorch's fused layer norm in the input's dtype (it
   accumulates in float32 itself), without Keras' casts to float32 and back.
 - ``gelu``: the backend's own GELU kernel, exact or tanh-approximate.
@@ -31,11 +33,36 @@ from keras import ops
 MASKED_SCORE = -1e9
 
 
-def linear_reference(x, kernel, bias=None):
-    """``matmul(x, kernel) + bias`` with ``keras.ops``."""
+#: ``linear``'s ``activation`` values
+ACTIVATIONS = (None, "relu", "gelu", "gelu_approximate")
+
+
+def check_activation(activation):
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"`activation` must be one of {ACTIVATIONS} (apply any other "
+            f"to `linear`'s output), got {activation!r}.")
+
+
+def activate(y, activation):
+    """``y`` through ``linear``'s ``activation`` (kzoo.ops kernels)."""
+    if activation is None:
+        return y
+    if activation == "relu":
+        return ops.relu(y)
+    return gelu(y, approximate=activation == "gelu_approximate")
+
+
+def linear_reference(x, kernel, bias=None, activation=None):
+    """``activation(matmul(x, kernel) + bias)`` with ``keras.ops``."""
+    check_activation(activation)
     y = ops.matmul(x, kernel)
     if bias is not None:
         y = ops.add(y, bias)
+    if activation == "relu":
+        return ops.relu(y)
+    if activation is not None:
+        return gelu_reference(y, approximate=activation == "gelu_approximate")
     return y
 
 
@@ -105,19 +132,21 @@ _gelu = getattr(_KERNELS, "gelu", gelu_reference)
 _attention = getattr(_KERNELS, "attention", attention_reference)
 
 
-def linear(x, kernel, bias=None):
-    """``x @ kernel + bias``, the bias added inside the product's kernel
-    where the backend has one.
+def linear(x, kernel, bias=None, activation=None):
+    """``activation(x @ kernel + bias)``, the bias (and the activation)
+    applied inside the product's kernel where the backend has one.
 
     Args:
         x: float tensor ``[..., in]``.
         kernel: float tensor or variable ``[in, out]``.
         bias: optional float tensor or variable ``[out]``.
+        activation: None, ``"relu"``, ``"gelu"`` (exact) or
+            ``"gelu_approximate"`` (tanh form).
 
     Returns:
         ``[..., out]``, in the dtype ``ops.matmul`` would give.
     """
-    return _linear(x, kernel, bias)
+    return _linear(x, kernel, bias, activation)
 
 
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):

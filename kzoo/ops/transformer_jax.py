@@ -8,14 +8,15 @@ from keras import ops
 from kzoo.ops import transformer
 
 
-def linear(x, kernel, bias=None):
+def linear(x, kernel, bias=None, activation=None):
+    transformer.check_activation(activation)
     x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
     if kernel.dtype != x.dtype:
-        return transformer.linear_reference(x, kernel, bias)
+        return transformer.linear_reference(x, kernel, bias, activation)
     y = jax.lax.dot_general(x, kernel, (((x.ndim - 1,), (0,)), ((), ())))
     if bias is not None:
         y = y + ops.convert_to_tensor(bias)
-    return y
+    return transformer.activate(y, activation)
 
 
 def gelu(x, approximate=False):

@@ -5,15 +5,16 @@ gradient one ``BiasAddGrad``), the GELU as ``tf.nn.gelu``."""
 import tensorflow as tf
 from keras import ops
 
+from kzoo.ops import transformer
 
-def linear(x, kernel, bias=None):
+
+def linear(x, kernel, bias=None, activation=None):
+    transformer.check_activation(activation)
     y = ops.matmul(x, kernel)
-    if bias is None:
-        return y
-    bias = ops.convert_to_tensor(bias)
-    if bias.dtype != y.dtype:
-        return ops.add(y, bias)
-    return tf.nn.bias_add(y, bias)
+    if bias is not None:
+        bias = ops.convert_to_tensor(bias)
+        y = ops.add(y, bias) if bias.dtype != y.dtype else tf.nn.bias_add(y, bias)
+    return transformer.activate(y, activation)
 
 
 def gelu(x, approximate=False):

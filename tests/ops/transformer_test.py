@@ -48,13 +48,36 @@ def _check(fn, reference, x, dtype, scale=1.0):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("with_bias", (True, False))
-def test_linear_equals_reference(dtype, with_bias):
+@pytest.mark.parametrize("activation", transformer.ACTIVATIONS)
+def test_linear_equals_reference(dtype, with_bias, activation):
+    # The forward pass runs without autograd (PyTorch's inference kernel),
+    # the gradient with it.
+    # Pre-activations kept away from 0 (positive inputs, each output column
+    # of one sign), where ReLU's gradient would flip on a rounding.
     rng = _rng(1)
-    x = rng.normal(size=(2, 5, 8)).astype("float32")
-    kernel = _in(dtype, rng.normal(size=(8, 6)).astype("float32") / 3)
-    bias = _in(dtype, rng.normal(size=(6,)).astype("float32")) if with_bias else None
-    _check(lambda z: kzoo.ops.linear(z, kernel, bias),
-           lambda z: transformer.linear_reference(z, kernel, bias), x, dtype)
+    x = (np.abs(rng.normal(size=(2, 5, 8))) + 0.5).astype("float32")
+    signs = np.array([1, -1, 1, -1, 1, -1])
+    kernel = _in(dtype, (np.abs(rng.normal(size=(8, 6))) * signs / 3).astype("float32"))
+    bias = _in(dtype, (np.abs(rng.normal(size=(6,))) * signs).astype("float32")
+               ) if with_bias else None
+    _check(lambda z: kzoo.ops.linear(z, kernel, bias, activation),
+           lambda z: transformer.linear_reference(z, kernel, bias, activation),
+           x, dtype)
+
+
+def test_linear_activations_and_errors():
+    x = np.linspace(-3, 3, 12, dtype="float32").reshape(2, 6)
+    kernel = np.eye(6, dtype="float32")
+    assert_allclose(to_numpy(kzoo.ops.linear(x, kernel, activation="relu")),
+                    np.maximum(x, 0), atol=1e-6)
+    assert_allclose(to_numpy(kzoo.ops.linear(x, kernel, activation="gelu")),
+                    to_numpy(transformer.gelu_reference(x)), atol=1e-5)
+    with pytest.raises(ValueError, match="`activation` must be one of"):
+        kzoo.ops.linear(x, kernel, activation="tanh")
+    # no rows at all
+    empty = kzoo.ops.linear(np.zeros((0, 6), "float32"), kernel, np.ones(6, "float32"),
+                            "gelu")
+    assert tuple(empty.shape) == (0, 6)
 
 
 def test_linear_reference_is_the_product_plus_bias():
