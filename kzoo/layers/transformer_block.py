@@ -33,10 +33,11 @@ _LINEAR_ACTIVATIONS = {
 _PRODUCT_EQUATIONS = {"abc,cde->abde": 1, "abcd,cde->abe": 2}
 
 
-def _einsum_as_product(layer, x, contracted):
+def _einsum_as_product(layer, x, contracted, residual=None):
     """What ``layer`` (an ``EinsumDense``, equation in ``_PRODUCT_EQUATIONS``)
     computes, as one ``kzoo.ops.linear``: inputs [batch, length, in] against
-    the kernel flattened to [in, out] with the bias, the output unflattened.
+    the kernel flattened to [in, out] with the bias, the output unflattened
+    (plus ``residual``, of the output's shape, when given).
     PyTorch runs the einsum as a batched product on copies of its operands
     and adds the bias in a second pass; JAX and TensorFlow run both forms
     alike."""
@@ -49,21 +50,28 @@ def _einsum_as_product(layer, x, contracted):
     bias = layer.bias
     if bias is not None:
         bias = ops.reshape(bias, (width_out,))
-    y = kzoo_ops.linear(ops.reshape(x, lead + (width_in,)),
-                        ops.reshape(kernel, (width_in, width_out)), bias)
+    x = ops.reshape(x, lead + (width_in,))
+    kernel = ops.reshape(kernel, (width_in, width_out))
     if layer.activation is not None:
-        y = layer.activation(y)
+        y = layer.activation(kzoo_ops.linear(x, kernel, bias))
+        if residual is not None:
+            y = y + ops.reshape(residual, lead + (width_out,))
+    else:
+        if residual is not None:
+            residual = ops.reshape(residual, lead + (width_out,))
+        y = kzoo_ops.linear(x, kernel, bias, residual=residual)
     return ops.reshape(y, lead + kernel_shape[contracted:])
 
 
-def _dense(layer, x):
-    """``keras.layers.Dense.call`` as one ``kzoo.ops.linear``, with the
-    activation in it where ``linear`` has it."""
+def _dense(layer, x, residual=None):
+    """``keras.layers.Dense.call`` (plus ``residual``) as one
+    ``kzoo.ops.linear``, with the activation in it where ``linear`` has it."""
     activation = layer.activation
     if activation is None or activation in _LINEAR_ACTIVATIONS:
         return kzoo_ops.linear(x, layer.kernel, layer.bias,  # LoRA merged in `kernel`
-                               _LINEAR_ACTIVATIONS.get(activation))
-    return activation(kzoo_ops.linear(x, layer.kernel, layer.bias))
+                               _LINEAR_ACTIVATIONS.get(activation), residual)
+    y = activation(kzoo_ops.linear(x, layer.kernel, layer.bias))
+    return y if residual is None else y + residual
 
 
 def _normalizes_last_axis(layer, rank):
@@ -195,9 +203,11 @@ class TransformerBlock(keras.layers.Layer):
 
         Args:
             inputs: float tensor ``[batch, length, hidden_dim]``.
-            attention: callable from the (normalized) inputs to
-                ``(attended, extra)``; ``extra`` (a cache, or None) is
-                returned beside the output.
+            attention: callable ``(x, residual)`` from the (normalized)
+                inputs to ``(attended, extra)``, ``attended`` plus
+                ``residual`` when that is not None (its output projection
+                adds it: at inference, in the same kernel); ``extra`` (a
+                cache, or None) is returned beside the output.
             fast: bool. ``_sublayer``'s ``fast``.
             training: bool. Whether dropout is active.
 
@@ -208,10 +218,11 @@ class TransformerBlock(keras.layers.Layer):
         x = residual = inputs
         if self.normalize_first:
             x = self._sublayer(norm1, x, fast)
-        x, extra = attention(x)
         if training:
-            x = self.self_attention_dropout(x, training=training)
-        x = x + residual
+            x, extra = attention(x, None)
+            x = self.self_attention_dropout(x, training=training) + residual
+        else:  # the residual sum in the output projection
+            x, extra = attention(x, residual)
         if not self.normalize_first:
             x = self._sublayer(norm1, x, fast)
 
@@ -219,38 +230,42 @@ class TransformerBlock(keras.layers.Layer):
         if self.normalize_first:
             x = self._sublayer(norm2, x, fast)
         x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
-        x = self._sublayer(self.feedforward_output_dense, x, fast)
         if training:
-            x = self.feedforward_dropout(x, training=training)
-        x = x + residual
+            x = self._sublayer(self.feedforward_output_dense, x, fast)
+            x = self.feedforward_dropout(x, training=training) + residual
+        else:
+            x = self._sublayer(self.feedforward_output_dense, x, fast, residual)
         if not self.normalize_first:
             x = self._sublayer(norm2, x, fast)
         return x, extra
 
-    def _sublayer(self, layer, x, fast):
-        """``layer(x)``, or with ``fast`` its computation without Keras'
-        per-call bookkeeping (input casts, masks, name scopes), which costs
-        more than a small matmul on eager backends (torch): for inference,
-        once the block's own ``__call__`` has cast the inputs and set the
-        dtype scope. A quantized layer runs its quantized computation; a
-        ``Dense``, an ``EinsumDense`` whose equation is a flattened matrix
-        product (the attention projections) and a last-axis
-        ``LayerNormalization`` run as ``kzoo.ops`` kernels (``_dense``,
-        ``_einsum_as_product``, ``kzoo.ops.layer_norm``)."""
+    def _sublayer(self, layer, x, fast, residual=None):
+        """``layer(x)`` (plus ``residual`` when given), or with ``fast`` its
+        computation without Keras' per-call bookkeeping (input casts, masks,
+        name scopes), which costs more than a small matmul on eager backends
+        (torch): for inference, once the block's own ``__call__`` has cast
+        the inputs and set the dtype scope. A quantized layer runs its
+        quantized computation; a ``Dense``, an ``EinsumDense`` whose
+        equation is a flattened matrix product (the attention projections)
+        and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
+        (``_dense``, ``_einsum_as_product``, ``kzoo.ops.layer_norm``), the
+        products with the residual sum in them."""
         if not fast:
-            return layer(x)
-        if layer.quantization_mode is not None:
-            return layer.quantized_call(x)
-        if type(layer) is keras.layers.Dense:
-            return _dense(layer, x)
-        if isinstance(layer, keras.layers.EinsumDense):
-            contracted = _PRODUCT_EQUATIONS.get(layer.equation)
-            if contracted is not None:
-                return _einsum_as_product(layer, x, contracted)
-        if (type(layer) is keras.layers.LayerNormalization
-                and _normalizes_last_axis(layer, len(x.shape))):
-            return kzoo_ops.layer_norm(x, layer.gamma, layer.beta, layer.epsilon)
-        return layer.call(x)
+            y = layer(x)
+        elif layer.quantization_mode is not None:
+            y = layer.quantized_call(x)
+        elif type(layer) is keras.layers.Dense:
+            return _dense(layer, x, residual)
+        elif (isinstance(layer, keras.layers.EinsumDense)
+              and layer.equation in _PRODUCT_EQUATIONS):
+            return _einsum_as_product(
+                layer, x, _PRODUCT_EQUATIONS[layer.equation], residual)
+        elif (type(layer) is keras.layers.LayerNormalization
+              and _normalizes_last_axis(layer, len(x.shape))):
+            y = kzoo_ops.layer_norm(x, layer.gamma, layer.beta, layer.epsilon)
+        else:
+            y = layer.call(x)
+        return y if residual is None else y + residual
 
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",
                             training=None, float32_softmax=True):

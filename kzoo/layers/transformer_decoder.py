@@ -143,7 +143,7 @@ class TransformerDecoder(TransformerBlock):
                 f"`build_cache` makes one), got shape {shape}.")
 
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
-                        training):
+                        training, residual=None):
         shape = ops.shape(x)
         batch, length = shape[0], shape[1]
         fast = cache is not None
@@ -163,7 +163,8 @@ class TransformerDecoder(TransformerBlock):
             mask = self._attention_mask(length, ops.shape(key)[2], start, None)
             x = kzoo_ops.attention(query, key, value, mask, key_layout="bhkd")
         x = ops.reshape(x, (batch, length, self.hidden_dim))
-        return self._sublayer(self.attention_output_dense, x, fast), cache
+        return self._sublayer(self.attention_output_dense, x, fast,
+                              residual), cache
 
     def call(self, inputs, padding_mask=None, cache=None, cache_update_index=None,
              training=None):
@@ -177,8 +178,8 @@ class TransformerDecoder(TransformerBlock):
             self._check_cache(cache)
         x, cache = self._residual_block(
             inputs,
-            lambda x: self._self_attention(x, padding_mask, cache,
-                                           cache_update_index, training),
+            lambda x, residual: self._self_attention(
+                x, padding_mask, cache, cache_update_index, training, residual),
             fast=cache is not None,  # generation: without Keras' per-call work
             training=training)
         if cache is not None:

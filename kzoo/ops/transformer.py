@@ -7,7 +7,7 @@ backend with a fused kernel that Keras does not reach, that kernel
 only the active backend's module is imported):
 
 - ``linear``: a matrix product with its bias (and optionally its
-  activation) in the same kernel (PyTorch's oneDNN linear with a fused
+  activation or a residual sum) in the same kernel (PyTorch's oneDNN linear with a fused
   bias and GELU / ReLU at inference, ``F.linear``'s ``addmm`` otherwise;
   TensorFlow's ``BiasAdd``), where ``keras.ops`` runs the bias addition as
   a second pass over the output.
@@ -53,17 +53,17 @@ def activate(y, activation):
     return gelu(y, approximate=activation == "gelu_approximate")
 
 
-def linear_reference(x, kernel, bias=None, activation=None):
-    """``activation(matmul(x, kernel) + bias)`` with ``keras.ops``."""
+def linear_reference(x, kernel, bias=None, activation=None, residual=None):
+    """``activation(matmul(x, kernel) + bias) + residual`` with ``keras.ops``."""
     check_activation(activation)
     y = ops.matmul(x, kernel)
     if bias is not None:
         y = ops.add(y, bias)
     if activation == "relu":
-        return ops.relu(y)
-    if activation is not None:
-        return gelu_reference(y, approximate=activation == "gelu_approximate")
-    return y
+        y = ops.relu(y)
+    elif activation is not None:
+        y = gelu_reference(y, approximate=activation == "gelu_approximate")
+    return y if residual is None else ops.add(y, residual)
 
 
 def layer_norm_reference(x, gamma=None, beta=None, epsilon=1e-5):
@@ -132,9 +132,10 @@ _gelu = getattr(_KERNELS, "gelu", gelu_reference)
 _attention = getattr(_KERNELS, "attention", attention_reference)
 
 
-def linear(x, kernel, bias=None, activation=None):
-    """``activation(x @ kernel + bias)``, the bias (and the activation)
-    applied inside the product's kernel where the backend has one.
+def linear(x, kernel, bias=None, activation=None, residual=None):
+    """``activation(x @ kernel + bias) + residual``, the bias (and the
+    activation, or the residual sum) applied inside the product's kernel
+    where the backend has one.
 
     Args:
         x: float tensor ``[..., in]``.
@@ -142,11 +143,13 @@ def linear(x, kernel, bias=None, activation=None):
         bias: optional float tensor or variable ``[out]``.
         activation: None, ``"relu"``, ``"gelu"`` (exact) or
             ``"gelu_approximate"`` (tanh form).
+        residual: optional float tensor of the output's shape, added last
+            (a Transformer block's skip connection).
 
     Returns:
         ``[..., out]``, in the dtype ``ops.matmul`` would give.
     """
-    return _linear(x, kernel, bias, activation)
+    return _linear(x, kernel, bias, activation, residual)
 
 
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):

@@ -8,15 +8,16 @@ from keras import ops
 from kzoo.ops import transformer
 
 
-def linear(x, kernel, bias=None, activation=None):
+def linear(x, kernel, bias=None, activation=None, residual=None):
     transformer.check_activation(activation)
     x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
     if kernel.dtype != x.dtype:
-        return transformer.linear_reference(x, kernel, bias, activation)
+        return transformer.linear_reference(x, kernel, bias, activation, residual)
     y = jax.lax.dot_general(x, kernel, (((x.ndim - 1,), (0,)), ((), ())))
     if bias is not None:
         y = y + ops.convert_to_tensor(bias)
-    return transformer.activate(y, activation)
+    y = transformer.activate(y, activation)
+    return y if residual is None else y + ops.convert_to_tensor(residual)
 
 
 def gelu(x, approximate=False):

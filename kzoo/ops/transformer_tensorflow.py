@@ -8,13 +8,14 @@ from keras import ops
 from kzoo.ops import transformer
 
 
-def linear(x, kernel, bias=None, activation=None):
+def linear(x, kernel, bias=None, activation=None, residual=None):
     transformer.check_activation(activation)
     y = ops.matmul(x, kernel)
     if bias is not None:
         bias = ops.convert_to_tensor(bias)
         y = ops.add(y, bias) if bias.dtype != y.dtype else tf.nn.bias_add(y, bias)
-    return transformer.activate(y, activation)
+    y = transformer.activate(y, activation)
+    return y if residual is None else ops.add(y, residual)
 
 
 def gelu(x, approximate=False):

@@ -6,7 +6,7 @@ the ``keras.ops`` reference, whose type promotion it would otherwise have to
 repeat.
 
 ``linear`` on a CPU without autograd (inference) runs oneDNN's linear with
-the bias and the activation fused in (``torch.ops.mkldnn._linear_pointwise``,
+the bias and the activation (or the residual sum) fused in (``torch.ops.mkldnn._linear_pointwise``,
 the kernel ``torch.compile`` emits for a CPU linear): on this stack it is
 faster than ``addmm``, which writes the broadcast bias into the output and
 then accumulates the product onto it. With autograd, or where PyTorch is
@@ -38,19 +38,26 @@ def _needs_grad(*tensors):
         t is not None and t.requires_grad for t in tensors)
 
 
-def linear(x, kernel, bias=None, activation=None):
+def linear(x, kernel, bias=None, activation=None, residual=None):
     transformer.check_activation(activation)
     x, kernel = _tensor(x), _tensor(kernel)
     if bias is not None:
         bias = _tensor(bias)
-    if kernel.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
-        return transformer.linear_reference(x, kernel, bias, activation)
+    if residual is not None:
+        residual = _tensor(residual)
+    if any(t is not None and t.dtype != x.dtype for t in (kernel, bias, residual)):
+        return transformer.linear_reference(x, kernel, bias, activation, residual)
     # Both kernels want [out, in]: the transposed view, no copy.
     if (_ONEDNN_LINEAR is not None and x.dtype in _ONEDNN_DTYPES
-            and x.device.type == "cpu" and not _needs_grad(x, kernel, bias)):
-        post_op, algorithm = _ONEDNN_ACTIVATIONS[activation]
-        return _ONEDNN_LINEAR(x, kernel.t(), bias, post_op, [], algorithm)
-    return transformer.activate(F.linear(x, kernel.t(), bias), activation)
+            and x.device.type == "cpu"
+            and not _needs_grad(x, kernel, bias, residual)):
+        if residual is None:
+            post_op, algorithm = _ONEDNN_ACTIVATIONS[activation]
+            return _ONEDNN_LINEAR(x, kernel.t(), bias, post_op, [], algorithm)
+        if activation is None and residual.shape == x.shape[:-1] + kernel.shape[1:]:
+            return _ONEDNN_LINEAR.binary(x, residual, kernel.t(), bias, "add")
+    y = transformer.activate(F.linear(x, kernel.t(), bias), activation)
+    return y if residual is None else y + residual
 
 
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):

@@ -49,7 +49,8 @@ def _check(fn, reference, x, dtype, scale=1.0):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("with_bias", (True, False))
 @pytest.mark.parametrize("activation", transformer.ACTIVATIONS)
-def test_linear_equals_reference(dtype, with_bias, activation):
+@pytest.mark.parametrize("with_residual", (False, True))
+def test_linear_equals_reference(dtype, with_bias, activation, with_residual):
     # The forward pass runs without autograd (PyTorch's inference kernel),
     # the gradient with it.
     # Pre-activations kept away from 0 (positive inputs, each output column
@@ -60,8 +61,11 @@ def test_linear_equals_reference(dtype, with_bias, activation):
     kernel = _in(dtype, (np.abs(rng.normal(size=(8, 6))) * signs / 3).astype("float32"))
     bias = _in(dtype, (np.abs(rng.normal(size=(6,))) * signs).astype("float32")
                ) if with_bias else None
-    _check(lambda z: kzoo.ops.linear(z, kernel, bias, activation),
-           lambda z: transformer.linear_reference(z, kernel, bias, activation),
+    residual = _in(dtype, rng.normal(size=(2, 5, 6)).astype("float32")
+                   ) if with_residual else None
+    _check(lambda z: kzoo.ops.linear(z, kernel, bias, activation, residual),
+           lambda z: transformer.linear_reference(z, kernel, bias, activation,
+                                                  residual),
            x, dtype)
 
 
