@@ -52,7 +52,7 @@ def _einsum_as_product(layer, x, contracted, residual=None):
         bias = ops.reshape(bias, (width_out,))
     x = ops.reshape(x, lead + (width_in,))
     kernel = ops.reshape(kernel, (width_in, width_out))
-    if layer.activation is not None:
+    if layer.activation not in (None, keras.activations.linear):
         y = layer.activation(kzoo_ops.linear(x, kernel, bias))
         if residual is not None:
             y = y + ops.reshape(residual, lead + (width_out,))
