@@ -5,12 +5,15 @@ calls the ATen kernel directly; where the inputs' dtypes differ it defers to
 the ``keras.ops`` reference, whose type promotion it would otherwise have to
 repeat.
 
-``linear`` on a CPU without autograd (inference) runs oneDNN's linear with
-the bias and the activation (or the residual sum) fused in (``torch.ops.mkldnn._linear_pointwise``,
-the kernel ``torch.compile`` emits for a CPU linear): on this stack it is
-faster than ``addmm``, which writes the broadcast bias into the output and
-then accumulates the product onto it. With autograd, or where PyTorch is
-built without oneDNN, it is ``F.linear`` and the activation's kernel.
+``linear`` on a CPU without autograd (inference), on at least
+``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
+activation (or the residual sum) fused in
+(``torch.ops.mkldnn._linear_pointwise``, the kernel ``torch.compile`` emits
+for a CPU linear): there it is faster than ``addmm``, which writes the
+broadcast bias into the output and then accumulates the product onto it.
+On fewer rows (a generation step's one) ``addmm`` is the faster; with
+autograd, or where PyTorch is built without oneDNN, it is ``F.linear`` and
+the activation's kernel.
 """
 
 import torch
@@ -31,6 +34,8 @@ _ONEDNN_LINEAR = (getattr(torch.ops.mkldnn, "_linear_pointwise", None)
 _ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
                        "gelu": ("gelu", "none"), "gelu_approximate": ("gelu", "tanh")}
 _ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
+#: fewest rows (product of the leading dimensions) sent to oneDNN's linear
+ONEDNN_MIN_ROWS = 64
 
 
 def _needs_grad(*tensors):
@@ -50,6 +55,7 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
     # Both kernels want [out, in]: the transposed view, no copy.
     if (_ONEDNN_LINEAR is not None and x.dtype in _ONEDNN_DTYPES
             and x.device.type == "cpu"
+            and x.numel() >= ONEDNN_MIN_ROWS * x.shape[-1]
             and not _needs_grad(x, kernel, bias, residual)):
         if residual is None:
             post_op, algorithm = _ONEDNN_ACTIVATIONS[activation]
