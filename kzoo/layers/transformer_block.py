@@ -7,6 +7,7 @@ import math
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.dropout import Dropout
 
@@ -16,6 +17,15 @@ _EXTRA_ACTIVATIONS = {
     "gelu_approximate": functools.partial(keras.activations.gelu, approximate=True),
 }
 
+#: activations ``kzoo.ops.linear`` applies itself (by its names for them),
+#: run by ``_sublayer``'s fast path
+_LINEAR_ACTIVATIONS = {
+    keras.activations.linear: None,
+    keras.activations.relu: "relu",
+    keras.activations.gelu: "gelu",
+    _EXTRA_ACTIVATIONS["gelu_approximate"]: "gelu_approximate",
+}
+
 
 #: ``MultiHeadAttention``'s ``EinsumDense`` equations on [batch, length, ...]
 #: inputs that are one matrix product: how many leading kernel axes contract
@@ -23,26 +33,52 @@ _EXTRA_ACTIVATIONS = {
 _PRODUCT_EQUATIONS = {"abc,cde->abde": 1, "abcd,cde->abe": 2}
 
 
-def _einsum_as_product(layer, x, contracted):
+def _einsum_as_product(layer, x, contracted, residual=None):
     """What ``layer`` (an ``EinsumDense``, equation in ``_PRODUCT_EQUATIONS``)
-    computes, as a plain matrix product: inputs [batch, length, in] against
-    the kernel flattened to [in, out], the bias added, the output unflattened.
-    PyTorch runs the einsum as a batched product on copies of its operands,
-    so the plain product makes its BERT inference faster; JAX and TensorFlow
-    run both forms alike."""
+    computes, as one ``kzoo.ops.linear``: inputs [batch, length, in] against
+    the kernel flattened to [in, out] with the bias, the output unflattened
+    (plus ``residual``, of the output's shape, when given).
+    PyTorch runs the einsum as a batched product on copies of its operands
+    and adds the bias in a second pass; JAX and TensorFlow run both forms
+    alike."""
     kernel = layer.kernel  # LoRA's merged kernel when enabled
     kernel_shape = tuple(kernel.shape)
     width_in = math.prod(kernel_shape[:contracted])
     width_out = math.prod(kernel_shape[contracted:])
     # Explicit widths, not -1: an empty batch has nothing to infer it from.
     lead = tuple(ops.shape(x)[:2])
-    y = ops.matmul(ops.reshape(x, lead + (width_in,)),
-                   ops.reshape(kernel, (width_in, width_out)))
-    if layer.bias is not None:
-        y = ops.add(y, ops.reshape(layer.bias, (width_out,)))
-    if layer.activation is not None:
-        y = layer.activation(y)
+    bias = layer.bias
+    if bias is not None:
+        bias = ops.reshape(bias, (width_out,))
+    x = ops.reshape(x, lead + (width_in,))
+    kernel = ops.reshape(kernel, (width_in, width_out))
+    if layer.activation not in (None, keras.activations.linear):
+        y = layer.activation(kzoo_ops.linear(x, kernel, bias))
+        if residual is not None:
+            y = y + ops.reshape(residual, lead + (width_out,))
+    else:
+        if residual is not None:
+            residual = ops.reshape(residual, lead + (width_out,))
+        y = kzoo_ops.linear(x, kernel, bias, residual=residual)
     return ops.reshape(y, lead + kernel_shape[contracted:])
+
+
+def _dense(layer, x, residual=None):
+    """``keras.layers.Dense.call`` (plus ``residual``) as one
+    ``kzoo.ops.linear``, with the activation in it where ``linear`` has it."""
+    activation = layer.activation
+    if activation is None or activation in _LINEAR_ACTIVATIONS:
+        return kzoo_ops.linear(x, layer.kernel, layer.bias,  # LoRA merged in `kernel`
+                               _LINEAR_ACTIVATIONS.get(activation), residual)
+    y = activation(kzoo_ops.linear(x, layer.kernel, layer.bias))
+    return y if residual is None else y + residual
+
+
+def _normalizes_last_axis(layer, rank):
+    """Whether a ``LayerNormalization`` is the plain one ``kzoo.ops.layer_norm``
+    computes: over the last axis, without RMS scaling."""
+    return (not layer.rms_scaling
+            and list(layer.axis) in ([-1], [rank - 1]))
 
 
 def get_activation(activation):
@@ -167,9 +203,11 @@ class TransformerBlock(keras.layers.Layer):
 
         Args:
             inputs: float tensor ``[batch, length, hidden_dim]``.
-            attention: callable from the (normalized) inputs to
-                ``(attended, extra)``; ``extra`` (a cache, or None) is
-                returned beside the output.
+            attention: callable ``(x, residual)`` from the (normalized)
+                inputs to ``(attended, extra)``, ``attended`` plus
+                ``residual`` when that is not None (its output projection
+                adds it: at inference, in the same kernel); ``extra`` (a
+                cache, or None) is returned beside the output.
             fast: bool. ``_sublayer``'s ``fast``.
             training: bool. Whether dropout is active.
 
@@ -180,10 +218,11 @@ class TransformerBlock(keras.layers.Layer):
         x = residual = inputs
         if self.normalize_first:
             x = self._sublayer(norm1, x, fast)
-        x, extra = attention(x)
         if training:
-            x = self.self_attention_dropout(x, training=training)
-        x = x + residual
+            x, extra = attention(x, None)
+            x = self.self_attention_dropout(x, training=training) + residual
+        else:  # the residual sum in the output projection
+            x, extra = attention(x, residual)
         if not self.normalize_first:
             x = self._sublayer(norm1, x, fast)
 
@@ -191,31 +230,42 @@ class TransformerBlock(keras.layers.Layer):
         if self.normalize_first:
             x = self._sublayer(norm2, x, fast)
         x = self._sublayer(self.feedforward_intermediate_dense, x, fast)
-        x = self._sublayer(self.feedforward_output_dense, x, fast)
         if training:
-            x = self.feedforward_dropout(x, training=training)
-        x = x + residual
+            x = self._sublayer(self.feedforward_output_dense, x, fast)
+            x = self.feedforward_dropout(x, training=training) + residual
+        else:
+            x = self._sublayer(self.feedforward_output_dense, x, fast, residual)
         if not self.normalize_first:
             x = self._sublayer(norm2, x, fast)
         return x, extra
 
-    def _sublayer(self, layer, x, fast):
-        """``layer(x)``, or with ``fast`` its computation without Keras'
-        per-call bookkeeping (input casts, masks, name scopes), which costs
-        more than a small matmul on eager backends (torch): for inference,
-        once the block's own ``__call__`` has cast the inputs and set the
-        dtype scope. A quantized layer runs its quantized computation; an
-        ``EinsumDense`` whose equation is a flattened matrix product (the
-        attention projections) runs as that product (``_einsum_as_product``)."""
+    def _sublayer(self, layer, x, fast, residual=None):
+        """``layer(x)`` (plus ``residual`` when given), or with ``fast`` its
+        computation without Keras' per-call bookkeeping (input casts, masks,
+        name scopes), which costs more than a small matmul on eager backends
+        (torch): for inference, once the block's own ``__call__`` has cast
+        the inputs and set the dtype scope. A quantized layer runs its
+        quantized computation; a ``Dense``, an ``EinsumDense`` whose
+        equation is a flattened matrix product (the attention projections)
+        and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
+        (``_dense``, ``_einsum_as_product``, ``kzoo.ops.layer_norm``), the
+        products with the residual sum in them."""
         if not fast:
-            return layer(x)
-        if layer.quantization_mode is not None:
-            return layer.quantized_call(x)
-        if isinstance(layer, keras.layers.EinsumDense):
-            contracted = _PRODUCT_EQUATIONS.get(layer.equation)
-            if contracted is not None:
-                return _einsum_as_product(layer, x, contracted)
-        return layer.call(x)
+            y = layer(x)
+        elif layer.quantization_mode is not None:
+            y = layer.quantized_call(x)
+        elif type(layer) is keras.layers.Dense:
+            return _dense(layer, x, residual)
+        elif (isinstance(layer, keras.layers.EinsumDense)
+              and layer.equation in _PRODUCT_EQUATIONS):
+            return _einsum_as_product(
+                layer, x, _PRODUCT_EQUATIONS[layer.equation], residual)
+        elif (type(layer) is keras.layers.LayerNormalization
+              and _normalizes_last_axis(layer, len(x.shape))):
+            y = kzoo_ops.layer_norm(x, layer.gamma, layer.beta, layer.epsilon)
+        else:
+            y = layer.call(x)
+        return y if residual is None else y + residual
 
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",
                             training=None, float32_softmax=True):

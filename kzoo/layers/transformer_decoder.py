@@ -2,6 +2,7 @@
 
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.transformer_block import TransformerBlock
 
@@ -121,13 +122,13 @@ class TransformerDecoder(TransformerBlock):
     def _attend(self, query, key, value, mask, training=None, fused=None):
         """Scaled dot-product attention, ``[batch, length, heads, head_dim]``.
 
-        The fused ``ops.dot_product_attention`` unless attention dropout is
+        The fused ``kzoo.ops.attention`` unless attention dropout is
         active (it has no dropout), where the explicit form runs.
         """
         if fused is None:
             fused = not (training and self.dropout > 0)
         if fused:
-            return ops.dot_product_attention(query, key, value, mask=mask)
+            return kzoo_ops.attention(query, key, value, mask=mask)
         return self._explicit_attention(query, key, value, mask, training=training)
 
     def _check_cache(self, cache):
@@ -142,7 +143,7 @@ class TransformerDecoder(TransformerBlock):
                 f"`build_cache` makes one), got shape {shape}.")
 
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
-                        training):
+                        training, residual=None):
         shape = ops.shape(x)
         batch, length = shape[0], shape[1]
         fast = cache is not None
@@ -160,9 +161,10 @@ class TransformerDecoder(TransformerBlock):
             cache = ops.slice_update(cache, (0, 0, 0, start, 0), update)
             key, value = cache[:, 0], cache[:, 1]  # [B, H, max_length, D]
             mask = self._attention_mask(length, ops.shape(key)[2], start, None)
-            x = self._explicit_attention(query, key, value, mask, keys="bhkd")
+            x = kzoo_ops.attention(query, key, value, mask, key_layout="bhkd")
         x = ops.reshape(x, (batch, length, self.hidden_dim))
-        return self._sublayer(self.attention_output_dense, x, fast), cache
+        return self._sublayer(self.attention_output_dense, x, fast,
+                              residual), cache
 
     def call(self, inputs, padding_mask=None, cache=None, cache_update_index=None,
              training=None):
@@ -176,8 +178,8 @@ class TransformerDecoder(TransformerBlock):
             self._check_cache(cache)
         x, cache = self._residual_block(
             inputs,
-            lambda x: self._self_attention(x, padding_mask, cache,
-                                           cache_update_index, training),
+            lambda x, residual: self._self_attention(
+                x, padding_mask, cache, cache_update_index, training, residual),
             fast=cache is not None,  # generation: without Keras' per-call work
             training=training)
         if cache is not None:

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.transformer_block import TransformerBlock
 
@@ -117,12 +118,13 @@ class TransformerEncoder(TransformerBlock):
         any_allowed = ops.any(mask, axis=-1, keepdims=True)
         return ops.logical_or(mask, ops.logical_not(any_allowed))
 
-    def _self_attention(self, x, mask, training):
+    def _self_attention(self, x, mask, training, residual=None):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
-        the fused ``ops.dot_product_attention`` (torch's
+        the fused ``kzoo.ops.attention`` (torch's
         scaled_dot_product_attention, jax.nn's; faster BERT inference on
         torch and JAX than einsum / softmax, docs/benchmarks.md), or, with attention dropout
-        active, the written-out form with kzoo's ``Dropout``."""
+        active, the written-out form with kzoo's ``Dropout``; plus
+        ``residual`` when given."""
         attention = self.self_attention_layer
         fast = not training
         # [batch, length, heads, head_dim]
@@ -137,15 +139,16 @@ class TransformerEncoder(TransformerBlock):
             x = self._explicit_attention(query, key, value, mask,
                                          training=training, float32_softmax=False)
         else:
-            x = ops.dot_product_attention(
-                query, key, value, mask=mask,
-                scale=attention._inverse_sqrt_key_dim)
-        return self._sublayer(attention._output_dense, x, fast)
+            x = kzoo_ops.attention(query, key, value, mask=mask,
+                                   scale=attention._inverse_sqrt_key_dim)
+        return self._sublayer(attention._output_dense, x, fast, residual)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
         mask = self._attention_mask(padding_mask, attention_mask)
         x, _ = self._residual_block(
-            inputs, lambda x: (self._self_attention(x, mask, training), None),
+            inputs,
+            lambda x, residual: (
+                self._self_attention(x, mask, training, residual), None),
             fast=not training,  # inference: sublayers without Keras' per-call work
             training=training)
         return x

@@ -9,6 +9,11 @@ Backend choices that model code leaves to ``kzoo.ops`` (no backend check
 under ``kzoo/layers``, ``kzoo/models``, ``kzoo/losses``): cross-entropy on
 logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
+
+Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
+bias, activation and residual), ``layer_norm``, ``gelu`` and ``attention``,
+each a ``keras.ops`` reference plus the backend's fused kernel where it has
+one.
 """
 
 from kzoo.ops.sparse_rows import (  # noqa: F401
@@ -29,4 +34,12 @@ from kzoo.ops.cross_entropy import (  # noqa: F401
 from kzoo.ops.sparse_rows import (  # noqa: F401
     default_update_size,
     sparse_step_compile_defaults,
+)
+
+# Transformer primitives.
+from kzoo.ops.transformer import (  # noqa: F401, E402
+    attention,
+    gelu,
+    layer_norm,
+    linear,
 )

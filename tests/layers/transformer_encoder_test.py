@@ -140,6 +140,58 @@ def test_inference_projections_compute_the_einsum_layers(setting):
                         _reference(layer, X, PADDING, _gelu), atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("setting", ["float32", "lora", "int8", "mixed_bfloat16"])
+@pytest.mark.parametrize("activation", ["gelu", "gelu_approximate", "relu"])
+def test_inference_dense_and_norms_compute_the_layers(setting, activation):
+    """At inference the feed-forward Dense layers and the layer norms run
+    as kzoo.ops kernels (`_sublayer` with `fast`); each must equal the
+    layer's own call, with LoRA's merged kernel, int8-quantized, and under
+    a mixed policy, and so must the whole block (against its training-mode
+    call, where every sublayer runs its own `__call__`)."""
+    layer = _randomised(activation=activation)
+    if setting == "mixed_bfloat16":
+        mixed = TransformerEncoder(intermediate_dim=INTERMEDIATE, num_heads=HEADS,
+                                   activation=activation,
+                                   layer_norm_epsilon=1e-12, dtype="mixed_bfloat16")
+        mixed.build(X.shape)
+        mixed.set_weights(layer.get_weights())
+        layer = mixed
+    dense_layers = (layer.feedforward_intermediate_dense,
+                    layer.feedforward_output_dense)
+    rng = np.random.default_rng(3)
+    for dense in dense_layers:
+        if setting == "lora":
+            dense.enable_lora(2)
+            dense.lora_kernel_b.assign(rng.normal(size=dense.lora_kernel_b.shape)
+                                       .astype("float32"))
+        if setting == "int8":
+            dense.quantize("int8")
+    for norm in (layer.self_attention_layer_norm, layer.feedforward_layer_norm):
+        norm.gamma.assign(rng.normal(size=(HIDDEN,)).astype("float32"))
+        norm.beta.assign(rng.normal(size=(HIDDEN,)).astype("float32"))
+    tolerance = {"atol": 3e-2, "rtol": 3e-2} if setting == "mixed_bfloat16" else {
+        "atol": 1e-5, "rtol": 1e-5}
+    hidden = (RNG.normal(size=(2, 5, INTERMEDIATE)) * 3).astype("float32")
+    cases = [(dense_layers[0], X), (dense_layers[1], hidden),
+             (layer.self_attention_layer_norm, X * 5 + 1),
+             (layer.feedforward_layer_norm, X)]
+    for sublayer, inputs in cases:
+        expected = sublayer(inputs)
+        with keras.src.backend.AutocastScope(layer.compute_dtype):
+            got = layer._sublayer(
+                sublayer, keras.ops.cast(inputs, layer.compute_dtype), fast=True)
+        assert tuple(got.shape) == tuple(expected.shape)
+        assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
+        assert_allclose(keras.ops.cast(got, "float32"),
+                        keras.ops.cast(expected, "float32"), **tolerance)
+    whole = {"atol": 1e-1, "rtol": 5e-2} if setting == "mixed_bfloat16" else {
+        "atol": 1e-5, "rtol": 1e-5}
+    assert_allclose(keras.ops.cast(layer(X, padding_mask=PADDING, training=False),
+                                   "float32"),
+                    keras.ops.cast(layer(X, padding_mask=PADDING, training=True),
+                                   "float32"), **whole)
+
+
 def test_padded_keys_are_ignored():
     layer = _randomised(activation="relu")
     changed = X.copy()

@@ -1,0 +1,199 @@
+"""The Transformer's inner products, norms and activations as single ops.
+
+Each function here has one reference written with ``keras.ops`` (the
+``*_reference`` functions, what the tests hold every backend to) and, on a
+backend with a fused kernel that Keras does not reach, that kernel
+(``transformer_torch``, ``transformer_jax``, ``transformer_tensorflow``;
+only the active backend's module is imported):
+
+- ``linear``: a matrix product with its bias (and optionally its
+  activation or a residual sum) in the same kernel (PyTorch's oneDNN linear with a fused
+  bias and GELU / ReLU at inference, ``F.linear``'s ``addmm`` otherwise;
+  TensorFlow's ``BiasAdd``), where ``keras.ops`` runs the bias addition as
+  a second pass over the output.
+- ``layer_norm``: PyTorch's fused layer norm in the input's dtype (it
+  accumulates in float32 itself), without Keras' casts to float32 and back.
+- ``gelu``: the backend's own GELU kernel, exact or tanh-approximate.
+- ``attention``: the backend's fused scaled dot-product attention
+  (PyTorch's ``scaled_dot_product_attention``, ``jax.nn``'s) on the
+  ``[batch, length, heads, head_dim]`` layout, also on a head-major cache.
+
+Eager PyTorch runs every Keras op with its own dtype and conversion checks;
+these call the kernel directly, so a small op (a generation step's) costs
+little more than the kernel itself.
+"""
+
+import importlib
+
+import keras
+from keras import ops
+
+#: added to the attention scores of masked keys (finite: a query row with
+#: no allowed key attends uniformly instead of producing NaN)
+MASKED_SCORE = -1e9
+
+
+#: ``linear``'s ``activation`` values
+ACTIVATIONS = (None, "relu", "gelu", "gelu_approximate")
+
+
+def check_activation(activation):
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"`activation` must be one of {ACTIVATIONS} (apply any other "
+            f"to `linear`'s output), got {activation!r}.")
+
+
+def activate(y, activation):
+    """``y`` through ``linear``'s ``activation`` (kzoo.ops kernels)."""
+    if activation is None:
+        return y
+    if activation == "relu":
+        return ops.relu(y)
+    return gelu(y, approximate=activation == "gelu_approximate")
+
+
+def linear_reference(x, kernel, bias=None, activation=None, residual=None):
+    """``activation(matmul(x, kernel) + bias) + residual`` with ``keras.ops``."""
+    check_activation(activation)
+    y = ops.matmul(x, kernel)
+    if bias is not None:
+        y = ops.add(y, bias)
+    if activation == "relu":
+        y = ops.relu(y)
+    elif activation is not None:
+        y = gelu_reference(y, approximate=activation == "gelu_approximate")
+    return y if residual is None else ops.add(y, residual)
+
+
+def layer_norm_reference(x, gamma=None, beta=None, epsilon=1e-5):
+    """Layer norm over the last axis with ``keras.ops``, computed in float32
+    (or wider) and returned in ``x``'s dtype."""
+    dtype = keras.backend.standardize_dtype(x.dtype)
+    compute = keras.backend.result_type(dtype, "float32")
+    x = ops.cast(x, compute)
+    mean = ops.mean(x, axis=-1, keepdims=True)
+    variance = ops.mean(ops.square(x - mean), axis=-1, keepdims=True)
+    y = (x - mean) * ops.rsqrt(variance + epsilon)
+    if gamma is not None:
+        y = y * ops.cast(gamma, compute)
+    if beta is not None:
+        y = y + ops.cast(beta, compute)
+    return ops.cast(y, dtype)
+
+
+def gelu_reference(x, approximate=False):
+    """GELU written out: ``x/2 (1 + erf(x/sqrt 2))``, or with ``approximate``
+    the tanh form ``x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    x = ops.convert_to_tensor(x)
+    half = ops.cast(0.5, x.dtype)
+    if approximate:
+        inner = ops.cast((2.0 / 3.141592653589793) ** 0.5, x.dtype) * (
+            x + ops.cast(0.044715, x.dtype) * x * x * x)
+        return half * x * (ops.cast(1.0, x.dtype) + ops.tanh(inner))
+    return half * x * (ops.cast(1.0, x.dtype)
+                       + ops.erf(x * ops.cast(0.5 ** 0.5, x.dtype)))
+
+
+def attention_reference(query, key, value, mask=None, scale=None,
+                        key_layout="bkhd"):
+    """Softmax attention written out with ``keras.ops``, the softmax in
+    float32 (see ``attention`` for the arguments)."""
+    _check_key_layout(key_layout)
+    if scale is None:
+        scale = 1.0 / float(query.shape[-1]) ** 0.5
+    scores = ops.einsum(f"bqhd,{key_layout}->bhqk", query, key)
+    scores = ops.cast(scores, "float32") * scale
+    if mask is not None:
+        scores = scores + ops.where(ops.cast(mask, "bool"), 0.0, MASKED_SCORE)
+    probabilities = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
+    return ops.einsum(f"bhqk,{key_layout}->bqhd", probabilities, value)
+
+
+def _check_key_layout(key_layout):
+    if key_layout not in ("bkhd", "bhkd"):
+        raise ValueError(
+            f"`key_layout` must be 'bkhd' ([batch, keys, heads, head_dim]) or "
+            f"'bhkd' ([batch, heads, keys, head_dim]), got {key_layout!r}.")
+
+
+def _kernels():
+    """The active backend's kernel module, or None where it has none."""
+    backend = keras.backend.backend()
+    if backend not in ("jax", "tensorflow", "torch"):
+        return None
+    return importlib.import_module(f"kzoo.ops.transformer_{backend}")
+
+
+_KERNELS = _kernels()
+_linear = getattr(_KERNELS, "linear", linear_reference)
+_layer_norm = getattr(_KERNELS, "layer_norm", layer_norm_reference)
+_gelu = getattr(_KERNELS, "gelu", gelu_reference)
+_attention = getattr(_KERNELS, "attention", attention_reference)
+
+
+def linear(x, kernel, bias=None, activation=None, residual=None):
+    """``activation(x @ kernel + bias) + residual``, the bias (and the
+    activation, or the residual sum) applied inside the product's kernel
+    where the backend has one.
+
+    Args:
+        x: float tensor ``[..., in]``.
+        kernel: float tensor or variable ``[in, out]``.
+        bias: optional float tensor or variable ``[out]``.
+        activation: None, ``"relu"``, ``"gelu"`` (exact) or
+            ``"gelu_approximate"`` (tanh form).
+        residual: optional float tensor of the output's shape, added last
+            (a Transformer block's skip connection).
+
+    Returns:
+        ``[..., out]``, in the dtype ``ops.matmul`` would give.
+    """
+    return _linear(x, kernel, bias, activation, residual)
+
+
+def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):
+    """Layer normalization over the last axis:
+    ``(x - mean) / sqrt(variance + epsilon) * gamma + beta``, the statistics
+    accumulated in at least float32 and the result in ``x``'s dtype.
+
+    Args:
+        x: float tensor ``[..., dim]``.
+        gamma: optional scale ``[dim]`` (tensor or variable).
+        beta: optional offset ``[dim]`` (tensor or variable).
+        epsilon: float added to the variance.
+
+    Returns:
+        A tensor of ``x``'s shape and dtype.
+    """
+    return _layer_norm(x, gamma, beta, epsilon)
+
+
+def gelu(x, approximate=False):
+    """The Gaussian error linear unit ``x * Phi(x)``: exact (erf), or with
+    ``approximate=True`` its tanh approximation (GPT-2's, Hugging Face's
+    ``"gelu_new"``). Same shape and dtype as ``x``."""
+    return _gelu(x, approximate)
+
+
+def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
+    """Scaled dot-product attention, ``softmax(q k^T * scale + masked) v``
+    per head, in the inputs' dtype.
+
+    Args:
+        query: float tensor ``[batch, queries, heads, head_dim]``.
+        key, value: float tensors ``[batch, keys, heads, head_dim]``, or with
+            ``key_layout="bhkd"`` ``[batch, heads, keys, head_dim]`` (a
+            head-major cache, read where it lies).
+        mask: optional bool tensor broadcasting to ``[batch, heads, queries,
+            keys]``, true where a query may attend to a key. A query with no
+            allowed key attends to all keys alike (finite, not NaN; its
+            gradient there is not defined).
+        scale: float multiplying the scores. Defaults to
+            ``1 / sqrt(head_dim)``.
+        key_layout: ``"bkhd"`` (default) or ``"bhkd"``.
+
+    Returns:
+        ``[batch, queries, heads, head_dim]``.
+    """
+    return _attention(query, key, value, mask, scale, key_layout)

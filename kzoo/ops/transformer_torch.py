@@ -1,0 +1,101 @@
+"""PyTorch kernels of ``kzoo.ops.transformer`` (imported on that backend only).
+
+Each takes what the public function takes (tensors or Keras variables) and
+calls the ATen kernel directly; where the inputs' dtypes differ it defers to
+the ``keras.ops`` reference, whose type promotion it would otherwise have to
+repeat.
+
+``linear`` on a CPU without autograd (inference), on at least
+``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
+activation (or the residual sum) fused in
+(``torch.ops.mkldnn._linear_pointwise``, the kernel ``torch.compile`` emits
+for a CPU linear): there it is faster than ``addmm``, which writes the
+broadcast bias into the output and then accumulates the product onto it.
+On fewer rows (a generation step's one) ``addmm`` is the faster; with
+autograd, or where PyTorch is built without oneDNN, it is ``F.linear`` and
+the activation's kernel.
+"""
+
+import torch
+import torch.nn.functional as F
+from keras import ops
+
+from kzoo.ops import transformer
+
+
+def _tensor(x):
+    # A Keras variable's value (cast by the autocast scope), a tensor as is.
+    return x if isinstance(x, torch.Tensor) else ops.convert_to_tensor(x)
+
+
+_ONEDNN_LINEAR = (getattr(torch.ops.mkldnn, "_linear_pointwise", None)
+                  if torch.backends.mkldnn.is_available() else None)
+#: (post-op, algorithm) of oneDNN's linear for each `linear` activation
+_ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
+                       "gelu": ("gelu", "none"), "gelu_approximate": ("gelu", "tanh")}
+_ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
+#: fewest rows (product of the leading dimensions) sent to oneDNN's linear
+ONEDNN_MIN_ROWS = 64
+
+
+def _needs_grad(*tensors):
+    return torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in tensors)
+
+
+def linear(x, kernel, bias=None, activation=None, residual=None):
+    transformer.check_activation(activation)
+    x, kernel = _tensor(x), _tensor(kernel)
+    if bias is not None:
+        bias = _tensor(bias)
+    if residual is not None:
+        residual = _tensor(residual)
+    if any(t is not None and t.dtype != x.dtype for t in (kernel, bias, residual)):
+        return transformer.linear_reference(x, kernel, bias, activation, residual)
+    # Both kernels want [out, in]: the transposed view, no copy.
+    if (_ONEDNN_LINEAR is not None and x.dtype in _ONEDNN_DTYPES
+            and x.device.type == "cpu"
+            and x.numel() >= ONEDNN_MIN_ROWS * x.shape[-1]
+            and not _needs_grad(x, kernel, bias, residual)):
+        if residual is None:
+            post_op, algorithm = _ONEDNN_ACTIVATIONS[activation]
+            return _ONEDNN_LINEAR(x, kernel.t(), bias, post_op, [], algorithm)
+        if activation is None and residual.shape == x.shape[:-1] + kernel.shape[1:]:
+            return _ONEDNN_LINEAR.binary(x, residual, kernel.t(), bias, "add")
+    y = transformer.activate(F.linear(x, kernel.t(), bias), activation)
+    return y if residual is None else y + residual
+
+
+def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):
+    x = _tensor(x)
+    if gamma is not None:
+        gamma = _tensor(gamma).to(x.dtype)
+    if beta is not None:
+        beta = _tensor(beta).to(x.dtype)
+    return F.layer_norm(x, (x.shape[-1],), gamma, beta, epsilon)
+
+
+def gelu(x, approximate=False):
+    return F.gelu(_tensor(x), approximate="tanh" if approximate else "none")
+
+
+def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
+    transformer._check_key_layout(key_layout)
+    query, key, value = _tensor(query), _tensor(key), _tensor(value)
+    if not query.dtype == key.dtype == value.dtype:
+        return transformer.attention_reference(
+            query, key, value, mask, scale, key_layout)
+    # [batch, heads, length, head_dim] views; the kernel reads strides.
+    query = query.transpose(1, 2)
+    if key_layout == "bkhd":
+        key, value = key.transpose(1, 2), value.transpose(1, 2)
+    if mask is not None:
+        # An additive mask of the mask's own (small) shape: a finite score
+        # for masked keys, as the reference.
+        mask = _tensor(mask)
+        if mask.dtype == torch.bool:
+            mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill_(
+                ~mask, transformer.MASKED_SCORE)
+    out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask,
+                                         scale=scale)
+    return out.transpose(1, 2)

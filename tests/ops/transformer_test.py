@@ -1,0 +1,215 @@
+"""kzoo.ops' Transformer primitives equal their keras.ops references (and the
+references equal numpy written out by hand), forward and gradient, float32
+and bfloat16, on the active backend."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+import kzoo.ops
+from kzoo.ops import transformer
+from kzoo.testing import assert_allclose, gradient, to_numpy
+
+# float32: reassociated sums; bfloat16: 8-bit mantissas, rounded per op
+TOLERANCE = {"float32": 2e-5, "bfloat16": 3e-2}
+DTYPES = tuple(TOLERANCE)
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _close(actual, expected, dtype, scale=1.0):
+    tol = TOLERANCE[dtype] * scale
+    assert_allclose(np.asarray(to_numpy(ops.cast(actual, "float32")))
+                    if not isinstance(actual, np.ndarray) else actual,
+                    expected, atol=tol, rtol=tol)
+
+
+def _in(dtype, value):
+    return ops.cast(ops.convert_to_tensor(value), dtype)
+
+
+def _check(fn, reference, x, dtype, scale=1.0):
+    """fn(x) equals reference(x) in ``dtype``, and so do their gradients
+    with respect to x (x is float32 numpy, cast to ``dtype`` inside)."""
+    _close(fn(_in(dtype, x)), to_numpy(ops.cast(reference(_in(dtype, x)),
+                                                "float32")), dtype, scale)
+    got = gradient(lambda z: ops.cast(fn(ops.cast(z, dtype)), "float32"), x)
+    want = gradient(
+        lambda z: ops.cast(reference(ops.cast(z, dtype)), "float32"), x)
+    _close(got, want, dtype, scale)
+
+
+# --- linear ----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("with_bias", (True, False))
+@pytest.mark.parametrize("activation", transformer.ACTIVATIONS)
+@pytest.mark.parametrize("with_residual", (False, True))
+def test_linear_equals_reference(dtype, with_bias, activation, with_residual):
+    # The forward pass runs without autograd (PyTorch's inference kernel),
+    # the gradient with it.
+    # Pre-activations kept away from 0 (positive inputs, each output column
+    # of one sign), where ReLU's gradient would flip on a rounding.
+    rng = _rng(1)
+    x = (np.abs(rng.normal(size=(2, 5, 8))) + 0.5).astype("float32")
+    signs = np.array([1, -1, 1, -1, 1, -1])
+    kernel = _in(dtype, (np.abs(rng.normal(size=(8, 6))) * signs / 3).astype("float32"))
+    bias = _in(dtype, (np.abs(rng.normal(size=(6,))) * signs).astype("float32")
+               ) if with_bias else None
+    residual = _in(dtype, rng.normal(size=(2, 5, 6)).astype("float32")
+                   ) if with_residual else None
+    _check(lambda z: kzoo.ops.linear(z, kernel, bias, activation, residual),
+           lambda z: transformer.linear_reference(z, kernel, bias, activation,
+                                                  residual),
+           x, dtype)
+
+
+def test_linear_activations_and_errors():
+    x = np.linspace(-3, 3, 12, dtype="float32").reshape(2, 6)
+    kernel = np.eye(6, dtype="float32")
+    assert_allclose(to_numpy(kzoo.ops.linear(x, kernel, activation="relu")),
+                    np.maximum(x, 0), atol=1e-6)
+    assert_allclose(to_numpy(kzoo.ops.linear(x, kernel, activation="gelu")),
+                    to_numpy(transformer.gelu_reference(x)), atol=1e-5)
+    with pytest.raises(ValueError, match="`activation` must be one of"):
+        kzoo.ops.linear(x, kernel, activation="tanh")
+    # no rows at all
+    empty = kzoo.ops.linear(np.zeros((0, 6), "float32"), kernel, np.ones(6, "float32"),
+                            "gelu")
+    assert tuple(empty.shape) == (0, 6)
+
+
+def test_linear_reference_is_the_product_plus_bias():
+    rng = _rng(2)
+    x, kernel = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    bias = rng.normal(size=(2,))
+    got = transformer.linear_reference(x.astype("float32"), kernel.astype("float32"),
+                                       bias.astype("float32"))
+    assert_allclose(to_numpy(got), x @ kernel + bias, atol=1e-5, rtol=1e-5)
+
+
+def test_linear_takes_variables():
+    rng = _rng(3)
+    x = rng.normal(size=(2, 3)).astype("float32")
+    kernel = keras.Variable(rng.normal(size=(3, 4)).astype("float32"))
+    bias = keras.Variable(rng.normal(size=(4,)).astype("float32"))
+    assert_allclose(to_numpy(kzoo.ops.linear(x, kernel, bias)),
+                    x @ to_numpy(kernel) + to_numpy(bias), atol=1e-5, rtol=1e-5)
+
+
+# --- layer_norm --------------------------------------------------------------
+
+def _numpy_layer_norm(x, gamma, beta, epsilon):
+    mean = x.mean(-1, keepdims=True)
+    variance = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(variance + epsilon) * gamma + beta
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_equals_reference(dtype):
+    rng = _rng(4)
+    x = (rng.normal(size=(2, 5, 16)) * 3 + 1).astype("float32")
+    gamma = _in(dtype, rng.normal(size=(16,)).astype("float32"))
+    beta = _in(dtype, rng.normal(size=(16,)).astype("float32"))
+    # the output's own rounding: values up to ~4, an ulp of bf16 there is 1/32
+    _check(lambda z: kzoo.ops.layer_norm(z, gamma, beta, 1e-5),
+           lambda z: transformer.layer_norm_reference(z, gamma, beta, 1e-5),
+           x, dtype, scale=2.0)
+
+
+def test_layer_norm_keeps_the_dtype_and_matches_numpy():
+    rng = _rng(5)
+    x = rng.normal(size=(3, 8)).astype("float32")
+    gamma, beta = rng.normal(size=(8,)), rng.normal(size=(8,))
+    want = _numpy_layer_norm(x.astype("float64"), gamma, beta, 1e-3)
+    for fn in (kzoo.ops.layer_norm, transformer.layer_norm_reference):
+        got = fn(x, gamma.astype("float32"), beta.astype("float32"), 1e-3)
+        assert_allclose(to_numpy(got), want, atol=1e-5, rtol=1e-5)
+        half = fn(_in("bfloat16", x), _in("bfloat16", gamma.astype("float32")),
+                  _in("bfloat16", beta.astype("float32")), 1e-3)
+        assert keras.backend.standardize_dtype(half.dtype) == "bfloat16"
+    # without gamma / beta: the plain normalization
+    assert_allclose(to_numpy(kzoo.ops.layer_norm(x, epsilon=1e-3)),
+                    _numpy_layer_norm(x.astype("float64"), 1.0, 0.0, 1e-3),
+                    atol=1e-5, rtol=1e-5)
+
+
+# --- gelu --------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("approximate", (False, True))
+def test_gelu_equals_reference(dtype, approximate):
+    x = np.linspace(-6, 6, 97, dtype="float32").reshape(1, 97)
+    _check(lambda z: kzoo.ops.gelu(z, approximate),
+           lambda z: transformer.gelu_reference(z, approximate), x, dtype)
+
+
+def test_gelu_reference_matches_the_formulas():
+    x = np.linspace(-5, 5, 41)
+    exact = x * 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    tanh = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    for approximate, want in ((False, exact), (True, tanh)):
+        for fn in (kzoo.ops.gelu, transformer.gelu_reference):
+            assert_allclose(to_numpy(fn(x.astype("float32"), approximate)), want,
+                            atol=1e-5, rtol=1e-5)
+
+
+# --- attention ---------------------------------------------------------------
+
+def _numpy_attention(q, k, v, mask, scale):
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) * scale
+    scores = np.where(mask, scores, -1e9)
+    scores = scores - scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p = p / p.sum(-1, keepdims=True)
+    return np.einsum("bhqk,bkhd->bqhd", p, v)
+
+
+def _attention_inputs(seed=6, empty_row=True):
+    rng = _rng(seed)
+    q, k, v = (rng.normal(size=(2, 4, 3, 8)).astype("float32") for _ in range(3))
+    # [batch, 1, queries, keys]: padding, causal, and one row with no key
+    # (whose output is defined, its gradient not)
+    mask = np.tril(np.ones((4, 4), bool))[None, None].repeat(2, 0)
+    mask[1, :, :, 3] = False
+    if empty_row:
+        mask[1, 0, 2, :] = False
+    return q, k, v, mask
+
+
+def test_attention_reference_matches_numpy():
+    q, k, v, mask = _attention_inputs()
+    want = _numpy_attention(q, k, v, mask, 0.3)
+    for fn in (kzoo.ops.attention, transformer.attention_reference):
+        got = fn(q, k, v, mask, 0.3)
+        assert_allclose(to_numpy(got), want, atol=1e-5, rtol=1e-5)
+        heads_first = [np.transpose(t, (0, 2, 1, 3)) for t in (k, v)]
+        got = fn(q, *heads_first, mask, 0.3, key_layout="bhkd")
+        assert_allclose(to_numpy(got), want, atol=1e-5, rtol=1e-5)
+    # default scale: 1 / sqrt(head_dim); no mask: every key
+    assert_allclose(to_numpy(kzoo.ops.attention(q, k, v)),
+                    _numpy_attention(q, k, v, True, 8 ** -0.5), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("key_layout", ("bkhd", "bhkd"))
+def test_attention_equals_reference(dtype, key_layout):
+    q, k, v, mask = _attention_inputs(7, empty_row=False)
+    if key_layout == "bhkd":
+        k, v = (np.transpose(t, (0, 2, 1, 3)) for t in (k, v))
+    k, v = _in(dtype, k), _in(dtype, v)
+    _check(lambda z: kzoo.ops.attention(z, k, v, mask, key_layout=key_layout),
+           lambda z: transformer.attention_reference(z, k, v, mask,
+                                                     key_layout=key_layout),
+           q, dtype)
+
+
+def test_attention_rejects_an_unknown_key_layout():
+    q, k, v, _ = _attention_inputs()
+    with pytest.raises(ValueError, match="key_layout"):
+        kzoo.ops.attention(q, k, v, key_layout="bqhd")
