@@ -66,7 +66,7 @@ def serve(path, in_process):
     else:
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
         result = subprocess.run([sys.executable, "-c", SERVE] + args, env=env,
-                                capture_output=True, text=True, timeout=900)
+                                capture_output=True, text=True, timeout=1800)
         assert result.returncode == 0, result.stderr[-2000:]
         text = result.stdout
     return json.loads(text.split("JSON", 1)[1])
