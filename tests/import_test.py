@@ -14,7 +14,7 @@ from kzoo.testing import check_without_tensorflow
 def _run(code, **env):
     environment = dict(os.environ, KERAS_BACKEND=keras.config.backend(), **env)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, env=environment, timeout=300)
+                          text=True, env=environment, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

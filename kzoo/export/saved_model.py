@@ -51,6 +51,8 @@ cannot export at all in Keras 3.15, so there a TensorFlow-backed copy of it
 class has ``from_preset``) travels as a preset, any other Keras layer as a
 ``.keras`` file. Any other object (a ``tf.Module`` such as a word table) is
 plain TensorFlow and is exported in process on every backend.
+``saved_models({path: model, ...})`` writes several, with one such
+subprocess for all of them.
 """
 
 import importlib
@@ -88,8 +90,55 @@ def saved_model(model, path, sequence_length=None, version=None):
     Returns:
         The folder written: ``path``, or ``<path>/<version>``.
     """
+    return saved_models({path: model}, sequence_length, version)[0]
+
+
+def saved_models(models, sequence_length=None, version=None):
+    """Writes several objects as TF SavedModels, as ``saved_model`` writes
+    each, and on JAX and torch exports all their TensorFlow-backed copies
+    in one subprocess (TensorFlow and the tokenizers load once, not once
+    per model).
+
+    Args:
+        models: dict, ``{path: model}``; each as ``saved_model``'s
+            ``path`` and ``model``.
+        sequence_length: int or None, for every model (``saved_model``).
+        version: int or None, for every model (``saved_model``).
+
+    Returns:
+        The folders written, in the order of ``models``. Each folder is
+        replaced atomically; the TensorFlow-backed copies are written all
+        or none (a failed export leaves each of their folders as it was).
+    """
     require_tensorflow("Exporting a SavedModel")
-    path = versioned_path(path, version)
+    if not isinstance(models, dict) or not models:
+        raise ValueError(
+            f"`models` must be a non-empty dict {{path: model}}, got "
+            f"{type(models).__name__} {models!r:.80}.")
+    jobs = []
+    for path, model in models.items():
+        path = os.path.abspath(os.fspath(versioned_path(path, version)))
+        if path in (written for written, _, _ in jobs):
+            raise ValueError(f"Two models would be written to the same folder {path}.")
+        model = _serving_object(model)
+        # Asked for here, on every backend: this checks that the model can
+        # be exported (a task needs its preprocessor) before anything is
+        # written.
+        jobs.append((path, model, model.serving_endpoints(sequence_length)))
+    through_tensorflow = keras.config.backend() != "tensorflow"
+    copies = [job for job in jobs
+              if through_tensorflow and isinstance(job[1], keras.layers.Layer)]
+    if copies:
+        _export_through_tensorflow(copies, sequence_length)
+    for path, model, endpoints in jobs:
+        if not any(path == copy[0] for copy in copies):
+            write_saved_model(
+                path, lambda tmp, model=model, endpoints=endpoints: write_endpoints(
+                    model, endpoints, tmp))
+    return [path for path, _, _ in jobs]
+
+
+def _serving_object(model):
     serving_model = getattr(model, "serving_model", None)
     if serving_model is not None:
         model = serving_model()
@@ -98,19 +147,7 @@ def saved_model(model, path, sequence_length=None, version=None):
             f"`model` must be a kzoo Task or another object with a "
             f"`serving_endpoints(sequence_length)` method (see "
             f"`kzoo.export.saved_model`), got {type(model).__name__}.")
-    # Asked for here, on every backend: this checks that the model can be
-    # exported (a task needs its preprocessor) before anything is written.
-    endpoints = model.serving_endpoints(sequence_length)
-
-    def export_in_process(tmp):
-        write_endpoints(model, endpoints, tmp)
-
-    def export_through_tensorflow(tmp):
-        _export_through_tensorflow(model, tmp, sequence_length)
-
-    return write_saved_model(
-        path, export_in_process,
-        export_through_tensorflow if isinstance(model, keras.layers.Layer) else None)
+    return model
 
 
 def versioned_path(path, version):
@@ -224,33 +261,50 @@ def _tensor_spec(spec):
         f"items, got {type(spec).__name__}.")
 
 
-def _export_through_tensorflow(model, path, sequence_length):
+def _export_through_tensorflow(jobs, sequence_length):
+    """Writes ``jobs`` (``(path, model, endpoints)``) from TensorFlow-backed
+    copies, all in one subprocess; each folder replaced once all are
+    written."""
     backend = keras.config.backend()
-    logger.warning(
-        "The %s backend cannot write a SavedModel with string inputs; kzoo "
-        "exports a TensorFlow-backed copy of the %s (same weights) in a "
-        "subprocess.", backend, type(model).__name__,
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = _save_copy(model, tmp)
-        cls = type(model)
-        command = [sys.executable, "-m", "kzoo.export",
-                   f"{cls.__module__}:{cls.__qualname__}", copy, path]
-        if sequence_length is not None:
-            command.append(str(sequence_length))
-        env = dict(os.environ, KERAS_BACKEND="tensorflow")
-        result = subprocess.run(command, env=env, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(
-                "Exporting through a TensorFlow-backed copy failed:\n"
-                + result.stderr[-3000:]
-            )
+    for _, model, _ in jobs:
+        logger.warning(
+            "The %s backend cannot write a SavedModel with string inputs; kzoo "
+            "exports a TensorFlow-backed copy of the %s (same weights) in a "
+            "subprocess.", backend, type(model).__name__,
+        )
+    tmps = []
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            command = [sys.executable, "-m", "kzoo.export"]
+            if sequence_length is not None:
+                command += ["--sequence-length", str(sequence_length)]
+            for i, (path, model, _) in enumerate(jobs):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                tmps.append(tempfile.mkdtemp(
+                    prefix=f".{os.path.basename(path)}.tmp-", dir=os.path.dirname(path)))
+                copy = _save_copy(model, os.path.join(folder, str(i)))
+                cls = type(model)
+                command += [f"{cls.__module__}:{cls.__qualname__}", copy, tmps[-1]]
+            env = dict(os.environ, KERAS_BACKEND="tensorflow")
+            result = subprocess.run(command, env=env, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise RuntimeError(
+                    "Exporting through a TensorFlow-backed copy failed:\n"
+                    + result.stderr[-3000:]
+                )
+        for tmp, (path, _, _) in zip(tmps, jobs):
+            replace_folder(tmp, path)
+    except BaseException:
+        for tmp in tmps:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _save_copy(model, folder):
     """Saves ``model`` for a TensorFlow-backed process to rebuild: a preset
     folder when it has ``save_to_preset`` (and its class ``from_preset``),
     else a ``.keras`` file holding it."""
+    os.makedirs(folder, exist_ok=True)
     if hasattr(model, "save_to_preset") and hasattr(type(model), "from_preset"):
         preset = os.path.join(folder, "preset")
         model.save_to_preset(preset)
@@ -269,17 +323,23 @@ def _load_copy(cls, copy):
 
 
 def main(argv):
-    """``python -m kzoo.export MODULE:CLASS COPY PATH [SEQUENCE_LENGTH]``:
-    rebuilds the ``CLASS`` object saved in ``COPY`` (a preset folder or a
-    ``.keras`` file) and writes its SavedModel to ``PATH`` (TensorFlow
-    backend)."""
+    """``python -m kzoo.export [--sequence-length N] MODULE:CLASS COPY PATH
+    [MODULE:CLASS COPY PATH ...]``: rebuilds each ``CLASS`` object saved in
+    its ``COPY`` (a preset folder or a ``.keras`` file) and writes its
+    SavedModel to its ``PATH`` (TensorFlow backend)."""
     import kzoo.models  # noqa: F401  (registers kzoo's classes)
 
-    module, _, qualname = argv[0].partition(":")
-    cls = importlib.import_module(module)  # registers the class and its parts
-    for name in qualname.split("."):
-        cls = getattr(cls, name)
-    copy, path = argv[1], argv[2]
-    sequence_length = int(argv[3]) if len(argv) > 3 else None
-    model = _load_copy(cls, copy)
-    write_endpoints(model, model.serving_endpoints(sequence_length), path)
+    sequence_length = None
+    if argv[:1] == ["--sequence-length"]:
+        sequence_length, argv = int(argv[1]), argv[2:]
+    if not argv or len(argv) % 3:
+        raise SystemExit(
+            "usage: python -m kzoo.export [--sequence-length N] "
+            "MODULE:CLASS COPY PATH [MODULE:CLASS COPY PATH ...]")
+    for i in range(0, len(argv), 3):
+        module, _, qualname = argv[i].partition(":")
+        cls = importlib.import_module(module)  # registers the class and its parts
+        for name in qualname.split("."):
+            cls = getattr(cls, name)
+        model = _load_copy(cls, argv[i + 1])
+        write_endpoints(model, model.serving_endpoints(sequence_length), argv[i + 2])

@@ -49,7 +49,7 @@ def test_the_command_sets_the_backend_and_stays_quiet():
     env = {k: v for k, v in os.environ.items()
            if k not in ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")}
     result = subprocess.run([str(script), "presets", "--backend", backend],
-                            capture_output=True, text=True, env=env, timeout=900)
+                            capture_output=True, text=True, env=env, timeout=1800)
     assert result.returncode == 0, result.stderr
     assert f"on the {backend} backend" in result.stdout
     assert result.stderr == "", result.stderr  # no TensorFlow / XLA start-up lines

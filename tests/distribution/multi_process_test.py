@@ -38,7 +38,7 @@ def _run(job, tmp_path, count=1, backend=None, **variables):
     logs = []
     try:
         for _, process in processes:
-            logs.append(process.communicate(timeout=900)[0])
+            logs.append(process.communicate(timeout=1800)[0])
     finally:  # a failed or hung process must not leave its peers waiting
         for _, process in processes:
             if process.poll() is None:

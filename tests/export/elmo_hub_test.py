@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from kzoo.export import saved_model
+from kzoo.export import saved_model, saved_models
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
 from kzoo.models.elmo.elmo_embedding import ElmoEmbedding
@@ -66,16 +66,41 @@ def serve(path, in_process):
     else:
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
         result = subprocess.run([sys.executable, "-c", SERVE] + args, env=env,
-                                capture_output=True, text=True, timeout=900)
+                                capture_output=True, text=True, timeout=1800)
         assert result.returncode == 0, result.stderr[-2000:]
         text = result.stdout
     return json.loads(text.split("JSON", 1)[1])
 
 
-def test_signatures_and_values_match_the_keras_model(tmp_path):
+def _mixed_embedding():
     backbone = ElmoBackbone(**TINY)
-    embedding = ElmoEmbedding(backbone, initial_weights=[0.3, -0.2, 0.5], initial_gamma=1.5)
-    path = saved_model(embedding, str(tmp_path / "elmo"))
+    return ElmoEmbedding(backbone, initial_weights=[0.3, -0.2, 0.5], initial_gamma=1.5)
+
+
+def _cached_two_mix_embedding():
+    backbone = ElmoBackbone(**TINY)
+    vocabulary = ["@@PADDING@@", "the", "river", "bank", "a", "loan"]
+    embedding = ElmoEmbedding(backbone, num_output_representations=2, dropout=0.5,
+                              do_layer_norm=True, vocab_to_cache=vocabulary)
+    embedding.build((None, None))
+    embedding.scalar_mixes[1].scalar_weights.assign(np.array([1.0, -1.0, 0.0], "float32"))
+    embedding.scalar_mixes[1].gamma.assign(2.0)
+    return embedding
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """``{name: (embedding, SavedModel path)}``: both embeddings exported in
+    one ``saved_models`` call (one TensorFlow subprocess on JAX and torch)."""
+    embeddings = {"mixed": _mixed_embedding(), "cached": _cached_two_mix_embedding()}
+    folder = tmp_path_factory.mktemp("elmo_hub")
+    paths = saved_models({str(folder / name): e for name, e in embeddings.items()})
+    return {name: (e, path) for (name, e), path in zip(embeddings.items(), paths)}
+
+
+def test_signatures_and_values_match_the_keras_model(exported):
+    embedding, path = exported["mixed"]
+    backbone = embedding.backbone
     served = serve(path, in_process=keras.config.backend() != "tensorflow")
     assert served["signatures"] == ["default", "tokens"]
     assert served["default_inputs"] == ["default"]
@@ -127,15 +152,9 @@ def test_bad_models_are_refused(tmp_path):
         saved_model(keras.layers.Dense(2), str(tmp_path / "x"))
 
 
-def test_every_representation_is_served(tmp_path):
-    backbone = ElmoBackbone(**TINY)
-    vocabulary = ["@@PADDING@@", "the", "river", "bank", "a", "loan"]
-    embedding = ElmoEmbedding(backbone, num_output_representations=2, dropout=0.5,
-                              do_layer_norm=True, vocab_to_cache=vocabulary)
-    embedding.build((None, None))
-    embedding.scalar_mixes[1].scalar_weights.assign(np.array([1.0, -1.0, 0.0], "float32"))
-    embedding.scalar_mixes[1].gamma.assign(2.0)
-    path = saved_model(embedding, str(tmp_path / "elmo"))
+def test_every_representation_is_served(exported):
+    embedding, path = exported["cached"]
+    backbone = embedding.backbone
     served = serve(path, in_process=keras.config.backend() != "tensorflow")
     assert sorted(served["default"]) == sorted(served["tokens"]) == sorted(
         OUTPUTS + ["elmo_1"])

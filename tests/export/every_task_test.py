@@ -171,14 +171,17 @@ def test_the_groups_hold_every_case():
 
 @pytest.mark.parametrize("names", GROUPS, ids=["+".join(g) for g in GROUPS])
 def test_tasks_serve_from_strings_in_tf_serving_layout(names, tmp_path):
-    models, expectations = {}, {}
+    models, expectations, tasks = {}, {}, {}
     for name in names:
         model, requests, expectations[name] = CASES[name]()
         base = tmp_path / "models" / name
-        written = kzoo.export.saved_model(model, base, version=1)
-        assert written == str(base / "1")
-        assert os.path.isfile(base / "1" / "saved_model.pb")
+        tasks[base] = model
         models[name] = (base, requests)
+    # One export for the group: on JAX and torch, one TensorFlow subprocess.
+    written = kzoo.export.saved_models(tasks, version=1)
+    assert written == [str(base / "1") for base in tasks]
+    for base in tasks:
+        assert os.path.isfile(base / "1" / "saved_model.pb")
     served = serve(models)
     for name in names:
         assert served[name]["version"] == 1
@@ -214,3 +217,19 @@ def test_versions_sit_side_by_side_and_bad_versions_are_refused(tmp_path):
     with pytest.raises(ValueError, match="no word vectors"):
         kzoo.export.saved_model(kzoo.models.WordVectors(
             np.zeros((0, 2), np.float32), []), tmp_path / "empty")
+
+
+def test_saved_models_refuses_bad_input_before_writing_anything(tmp_path):
+    wv = kzoo.models.WordVectors(np.eye(3, dtype=np.float32), ["a", "b", "c"])
+    for bad in ({}, [wv], None):
+        with pytest.raises(ValueError, match="non-empty dict"):
+            kzoo.export.saved_models(bad)
+    with pytest.raises(ValueError, match="same folder"):
+        kzoo.export.saved_models({tmp_path / "a": wv, str(tmp_path / "a"): wv})
+    with pytest.raises(TypeError, match="serving_endpoints"):
+        kzoo.export.saved_models({tmp_path / "b": wv, tmp_path / "c": object()})
+    assert not os.path.exists(tmp_path / "b")
+    written = kzoo.export.saved_models({tmp_path / "b": wv, tmp_path / "c": wv},
+                                       version=3)
+    assert written == [str(tmp_path / "b" / "3"), str(tmp_path / "c" / "3")]
+    assert all(os.path.isfile(os.path.join(p, "saved_model.pb")) for p in written)

@@ -147,12 +147,15 @@ CASES = {"single": (False, ["neg", "neu", "pos"]), "pairs": (True, None)}
 def served(tmp_path_factory):
     """Each case exported, then served from one fresh process; with what
     kzoo computes for the examples on the current backend."""
-    models, expected = {}, {}
+    models, expected, tasks = {}, {}, {}
     for name, (pairs, names) in CASES.items():
         model = classifier(pairs, names)
         x = (TEXTS, OTHERS) if pairs else TEXTS
         expected[name] = keras_softmax(to_numpy(model.predict(x, verbose=0)))
-        path = kzoo.export.saved_model(model, tmp_path_factory.mktemp(name) / "model")
+        tasks[tmp_path_factory.mktemp(name) / "model"] = model
+    # Both in one export (one TensorFlow subprocess on JAX and torch).
+    paths = kzoo.export.saved_models(tasks)
+    for (name, (pairs, _)), path in zip(CASES.items(), paths):
         models[name] = (path, [{"text": t, **({"text_pair": o} if pairs else {})}
                                for t, o in zip(TEXTS, OTHERS)])
     return serve(models), expected

@@ -65,10 +65,12 @@ def test_registered_name_resolves_to_its_folder(tmp_path, monkeypatch):
 def test_remote_handles_fail_at_once_offline(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("KZOO_OFFLINE", raising=False)
-    start = time.time()
+    # Wall time, since a network wait takes no CPU; the bound is generous
+    # for a loaded machine and still far below a connection left to hang.
+    start = time.monotonic()
     with pytest.raises(OfflineError, match="pass its path instead"):
         ToyBackbone.from_preset("hf://google-bert/bert-base-uncased")
-    assert time.time() - start < 10
+    assert time.monotonic() - start < 60
     monkeypatch.setenv("KZOO_OFFLINE", "1")
     with pytest.raises(OfflineError, match="KZOO_OFFLINE is set"):
         ToyBackbone.from_preset("kaggle://keras/bert/keras/bert_base_en")

@@ -157,11 +157,12 @@ from kzoo.export.saved_model import write_saved_model
 def write(folder):
     import os
     os.makedirs(os.path.join(folder, "variables"))
-    for i in range(1000):
+    for i in range(5):
         with open(os.path.join(folder, "variables", f"shard-{i}"), "wb") as f:
             f.write(b"new")
         print(i, flush=True)
-        time.sleep(0.01)
+    while True:  # still writing when the test kills it, however late that is
+        time.sleep(60)
 
 write_saved_model(sys.argv[1], write)
 """

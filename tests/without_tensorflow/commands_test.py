@@ -65,5 +65,5 @@ print("ALL COMMANDS RAN")
 
 def test_commands_without_tensorflow(tmp_path):
     code = f"import sys; sys.argv = ['x', {str(tmp_path)!r}]\n" + PROGRAM
-    out = check_without_tensorflow(code, timeout=900)
+    out = check_without_tensorflow(code, timeout=1800)
     assert "ALL COMMANDS RAN" in out

@@ -27,7 +27,7 @@ def _results(stdout):
 
 def test_every_task_without_tensorflow_equals_tensorflow_preprocessing():
     code = f"exec(compile(open({str(SCRIPT)!r}).read(), 'every_task.py', 'exec'))"
-    without = _results(check_without_tensorflow(code, cwd=ROOT, timeout=900))
+    without = _results(check_without_tensorflow(code, cwd=ROOT, timeout=1800))
     assert not without["tensorflow_imported"]
     assert without["masked_lm_loss_finite"]
     assert np.asarray(without["multiple_choice_predict"]).shape == (4, 3)
@@ -42,7 +42,7 @@ def test_every_task_without_tensorflow_equals_tensorflow_preprocessing():
     env = dict(os.environ, KZOO_PREPROCESSING="tensorflow",
                KERAS_BACKEND=keras.config.backend())
     done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=900)
+                          text=True, cwd=ROOT, env=env, timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     with_tf = _results(done.stdout)
     for key, value in with_tf.items():

@@ -45,4 +45,4 @@ print("EXPORTED WITHOUT TENSORFLOW")
 
 def test_transformers_export_without_tensorflow(tmp_path):
     code = f"import sys; sys.argv = ['x', {str(tmp_path)!r}]\n" + PROGRAM
-    assert "EXPORTED WITHOUT TENSORFLOW" in check_without_tensorflow(code, timeout=600)
+    assert "EXPORTED WITHOUT TENSORFLOW" in check_without_tensorflow(code, timeout=1800)

@@ -47,7 +47,7 @@ def test_user_story_without_tensorflow_equals_tensorflow_preprocessing():
     elmo = _elmo_folder()
     code = (f"import sys; sys.argv = ['user_story', {elmo!r}]; "
             f"exec(compile(open({str(STORY)!r}).read(), 'user_story.py', 'exec'))")
-    without = _results(check_without_tensorflow(code, cwd=ROOT, timeout=900))
+    without = _results(check_without_tensorflow(code, cwd=ROOT, timeout=1800))
     assert not without["tensorflow_imported"]
     assert len(without["bert_loss"]) == 1 and np.isfinite(without["bert_loss"]).all()
     assert len(without["gpt_generated"]) == 2
@@ -64,7 +64,7 @@ def test_user_story_without_tensorflow_equals_tensorflow_preprocessing():
     env = dict(os.environ, KZOO_PREPROCESSING="tensorflow",
                KERAS_BACKEND=keras.config.backend())
     done = subprocess.run([sys.executable, str(STORY), elmo], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=900)
+                          text=True, cwd=ROOT, env=env, timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     with_tf = _results(done.stdout)
     assert without["bert_token_ids"] == with_tf["bert_token_ids"]
