@@ -11,14 +11,16 @@ and ``tokenizers`` runs from strings::
         "segment_ids": np.array([e.type_ids for e in encodings]),
         "padding_mask": np.array([e.attention_mask for e in encodings])})
 
-The graph's inputs are the task's own input names (a BERT task's
-``token_ids``, ``segment_ids``, ``padding_mask``), each ``int64 [batch,
-sequence]`` as ``tokenizers`` gives them; batch and sequence length are
-free (up to the backbone's ``max_sequence_length``). Its outputs are the
-task's numeric serving outputs, named as in the SavedModel (a classifier's
-``logits`` and ``probabilities``, an embedder's ``embeddings``); string
-outputs (a classifier's ``labels``) are left out and the label names go to
-the model's metadata (``label_names``, a JSON list). The tokenizer runs
+The graph is the task's ``onnx_call`` on its ``onnx_inputs()`` (the
+task's own inputs; a masked LM's are its backbone's, and the graph finds
+the mask tokens in ``token_ids``): a BERT task's ``token_ids``,
+``segment_ids``, ``padding_mask``, each ``int64 [batch, sequence]`` as
+``tokenizers`` gives them; batch and sequence length are free (up to the
+backbone's ``max_sequence_length``). Its outputs are the task's numeric
+serving outputs, named as in the SavedModel (a classifier's ``logits`` and
+``probabilities``, an embedder's ``embeddings``, a masked LM's ``logits``
+at the masks); string outputs (a classifier's ``labels``) are left out and
+the label names go to the model's metadata (``label_names``, a JSON list). The tokenizer runs
 outside the graph: ``tokenizer.json`` (``kzoo.export.tokenizer_json``)
 gives the ids the task's preprocessor gives.
 
@@ -27,7 +29,7 @@ The graph is traced by PyTorch's ONNX exporter (``torch.onnx.export``,
 other backends a torch-backed copy of the task (a preset: the same
 weights, so the same outputs) is exported in a subprocess
 (``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
-TensorFlow.
+TensorFlow; ``onnx_many`` exports several tasks through one subprocess.
 """
 
 import importlib

@@ -164,8 +164,8 @@ def test_onnxruntime_gives_the_keras_outputs(exported, name):
     x = task.preprocessor(RAW[name]() if name in RAW else TEXTS)
     if isinstance(x, tuple):  # (x, y, sample_weight)
         x = x[0]
-    found, session = run_session(folder, feeds(task, x))
-    assert [i.name for i in session.get_inputs()] == list(task.input)
+    found, runtime = run_session(folder, feeds(task, x))
+    assert [i.name for i in runtime.get_inputs()] == list(task.input)
     check_close(found, keras_outputs(task, x))
     # Another batch size and a shorter sequence: both dimensions are free
     # (a similarity batch holds both orders of each pair: 2 and 2 rows).
@@ -247,8 +247,8 @@ def test_masked_lm_from_text_with_mask_tokens(exported):
     for name, value in inputs.items():
         np.testing.assert_array_equal(value, to_numpy(x[name]).astype("int64"),
                                       err_msg=name)
-    found, session = run_session(folder, inputs)
-    assert [i.name for i in session.get_inputs()] == list(inputs)
+    found, runtime = run_session(folder, inputs)
+    assert [i.name for i in runtime.get_inputs()] == list(inputs)
     serve, _ = task.serving_endpoints()["serving_default"]
     expected = {name: keras.ops.convert_to_numpy(value)
                 for name, value in serve(FILL_MASK).items()
