@@ -4,5 +4,5 @@ for every kzoo object that serves (each names its own signatures),
 ``kzoo.export.onnx(task, path)``, ``model.onnx`` + ``tokenizer.json``."""
 
 from kzoo.export.hugging_face import hugging_face  # noqa: F401
-from kzoo.export.onnx import onnx  # noqa: F401
+from kzoo.export.onnx import onnx, onnx_many  # noqa: F401
 from kzoo.export.saved_model import saved_model, saved_models  # noqa: F401

@@ -11,14 +11,16 @@ and ``tokenizers`` runs from strings::
         "segment_ids": np.array([e.type_ids for e in encodings]),
         "padding_mask": np.array([e.attention_mask for e in encodings])})
 
-The graph's inputs are the task's own input names (a BERT task's
-``token_ids``, ``segment_ids``, ``padding_mask``), each ``int64 [batch,
-sequence]`` as ``tokenizers`` gives them; batch and sequence length are
-free (up to the backbone's ``max_sequence_length``). Its outputs are the
-task's numeric serving outputs, named as in the SavedModel (a classifier's
-``logits`` and ``probabilities``, an embedder's ``embeddings``); string
-outputs (a classifier's ``labels``) are left out and the label names go to
-the model's metadata (``label_names``, a JSON list). The tokenizer runs
+The graph is the task's ``onnx_call`` on its ``onnx_inputs()`` (the
+task's own inputs; a masked LM's are its backbone's, and the graph finds
+the mask tokens in ``token_ids``): a BERT task's ``token_ids``,
+``segment_ids``, ``padding_mask``, each ``int64 [batch, sequence]`` as
+``tokenizers`` gives them; batch and sequence length are free (up to the
+backbone's ``max_sequence_length``). Its outputs are the task's numeric
+serving outputs, named as in the SavedModel (a classifier's ``logits`` and
+``probabilities``, an embedder's ``embeddings``, a masked LM's ``logits``
+at the masks); string outputs (a classifier's ``labels``) are left out and
+the label names go to the model's metadata (``label_names``, a JSON list). The tokenizer runs
 outside the graph: ``tokenizer.json`` (``kzoo.export.tokenizer_json``)
 gives the ids the task's preprocessor gives.
 
@@ -27,7 +29,7 @@ The graph is traced by PyTorch's ONNX exporter (``torch.onnx.export``,
 other backends a torch-backed copy of the task (a preset: the same
 weights, so the same outputs) is exported in a subprocess
 (``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
-TensorFlow.
+TensorFlow; ``onnx_many`` exports several tasks through one subprocess.
 """
 
 import importlib
@@ -53,7 +55,7 @@ def onnx(model, path, sequence_length=None, quantize=None):
 
     Args:
         model: a kzoo ``Task`` with its preprocessor (a BERT task, text
-            embedder or GPT causal LM), or an object with
+            embedder, GPT classifier or causal LM), or an object with
             ``onnx_files(folder)`` that writes both files itself (word
             vectors: ``kzoo.export.word_table.write_onnx``).
         path: the folder to write (replaced atomically).
@@ -66,37 +68,68 @@ def onnx(model, path, sequence_length=None, quantize=None):
     Returns:
         The absolute ``path``.
     """
+    return onnx_many([(model, path)], sequence_length, quantize)[0]
+
+
+def onnx_many(models, sequence_length=None, quantize=None):
+    """Writes several models as ``onnx`` does, each in its own folder.
+
+    On JAX and TensorFlow the graphs of all of them are traced in one
+    torch-backed subprocess (``onnx`` starts one per model). Each folder is
+    put in place once every graph is written; on failure none is.
+
+    Args:
+        models: a list of ``(model, path)`` pairs, as ``onnx`` takes them.
+        sequence_length, quantize: as ``onnx``'s, for every model.
+
+    Returns:
+        The absolute paths, in order.
+    """
     if quantize not in (None, "int8"):
         raise ValueError(f"`quantize` must be None or 'int8', got {quantize!r}.")
-    write_files = getattr(model, "onnx_files", None)  # word vectors
-    if write_files is None:
-        _check_exportable(model)
-    path = os.path.abspath(os.fspath(path))
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+    models = [(model, os.path.abspath(os.fspath(path))) for model, path in models]
+    paths = [path for _, path in models]
+    if len(set(paths)) != len(paths):
+        raise ValueError("Each model needs its own folder: two share one.")
+    for model, _ in models:
+        if getattr(model, "onnx_files", None) is None:  # word vectors write their own
+            _check_exportable(model)
+    folders = []
     try:
         from kzoo.export.tokenizer_json import tokenizer_json
 
-        if write_files is not None:  # the object writes both files itself
-            write_files(tmp)
-        else:
+        graphs = []  # (task, its model.onnx)
+        for model, path in models:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-",
+                                   dir=os.path.dirname(path))
+            folders.append(tmp)
+            write_files = getattr(model, "onnx_files", None)
+            if write_files is not None:  # the object writes both files itself
+                write_files(tmp)
+                continue
             tokenizer_json(model.preprocessor, sequence_length).save(
                 os.path.join(tmp, TOKENIZER_FILE))
-            if keras.config.backend() == "torch":
-                write_graph(model, os.path.join(tmp, MODEL_FILE))
-            else:
-                _export_through_torch(model, os.path.join(tmp, MODEL_FILE))
+            graphs.append((model, os.path.join(tmp, MODEL_FILE)))
+        if keras.config.backend() == "torch":
+            for model, file in graphs:
+                write_graph(model, file)
+        elif graphs:
+            _export_through_torch(graphs)
         if quantize == "int8":
-            float_file = os.path.join(tmp, "float32.onnx")
-            os.replace(os.path.join(tmp, MODEL_FILE), float_file)
-            quantize_int8(float_file, os.path.join(tmp, MODEL_FILE))
-            os.remove(float_file)
-        replace_folder(tmp, path)
+            for tmp in folders:
+                float_file = os.path.join(tmp, "float32.onnx")
+                os.replace(os.path.join(tmp, MODEL_FILE), float_file)
+                quantize_int8(float_file, os.path.join(tmp, MODEL_FILE))
+                os.remove(float_file)
+        for tmp, path in zip(list(folders), paths):
+            replace_folder(tmp, path)
+            folders.remove(tmp)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        for tmp in folders:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return path
+    return paths
 
 
 def _check_exportable(model):
@@ -108,21 +141,22 @@ def _check_exportable(model):
         raise ValueError(
             "ONNX export needs the task's preprocessor (it is written as "
             "tokenizer.json): build the task with `preprocessor=`.")
-    input_names(model)
+    graph_inputs(model)
     for module in ("onnx", "torch", "tokenizers"):
         if importlib.util.find_spec(module) is None:
             raise ModuleNotFoundError(
                 f"ONNX export needs `{module}`: pip install 'kzoo[onnx]'.")
 
 
-def input_names(model):
-    """The graph's input names: the task's inputs (its backbone's)."""
-    inputs = getattr(model, "input", None)
+def graph_inputs(model):
+    """The graph's inputs, ``{name: Keras input}``: the task's
+    ``onnx_inputs()`` (its own inputs, a masked LM its backbone's)."""
+    inputs = model.onnx_inputs()
     if not isinstance(inputs, dict):
         raise TypeError(
             f"{type(model).__name__} takes no dict of token tensors, which ONNX "
             "export needs (a task built on a kzoo backbone).")
-    return list(inputs)
+    return inputs
 
 
 def write_graph(model, file):
@@ -131,8 +165,9 @@ def write_graph(model, file):
     import onnx as onnx_lib
     import torch
 
-    names = input_names(model)
-    dtypes = {name: model.input[name].dtype for name in names}
+    inputs = graph_inputs(model)
+    names = list(inputs)
+    dtypes = {name: inputs[name].dtype for name in names}
     outputs = {}
 
     class Graph(torch.nn.Module):
@@ -143,7 +178,7 @@ def write_graph(model, file):
         def forward(self, *tensors):
             x = {name: tensor.to(_torch_dtype(torch, dtypes[name]))
                  for name, tensor in zip(names, tensors)}
-            named = model.onnx_outputs(model(x, training=False), x)
+            named = model.onnx_call(x)
             outputs.setdefault("names", list(named))
             return tuple(named.values())
 
@@ -156,7 +191,7 @@ def write_graph(model, file):
     batch = torch.export.Dim("batch")
     sequence = torch.export.Dim("sequence", min=2, max=max_length)
     for name in names:
-        shape = list(model.input[name].shape)
+        shape = list(inputs[name].shape)
         middle = [3 if size is None else int(size) for size in shape[1:-1]]
         example.append(torch.ones([2, *middle, length], dtype=torch.int64))
         shapes.append({0: batch, len(shape) - 1: sequence})
@@ -208,14 +243,19 @@ def _torch_dtype(torch, dtype):
     return torch.bool if dtype == "bool" else getattr(torch, dtype)
 
 
-def _export_through_torch(model, file):
+def _export_through_torch(graphs):
+    """Writes each ``(task, file)`` of ``graphs`` from a torch-backed copy
+    of the task, all in one subprocess."""
     from kzoo.export.saved_model import _save_copy
 
     with tempfile.TemporaryDirectory() as tmp:
-        copy = _save_copy(model, tmp)
-        cls = type(model)
-        command = [sys.executable, "-m", "kzoo.export.onnx_main",
-                   f"{cls.__module__}:{cls.__qualname__}", copy, file]
+        command = [sys.executable, "-m", "kzoo.export.onnx_main"]
+        for i, (model, file) in enumerate(graphs):
+            folder = os.path.join(tmp, str(i))
+            os.mkdir(folder)
+            cls = type(model)
+            command += [f"{cls.__module__}:{cls.__qualname__}",
+                        _save_copy(model, folder), file]
         env = dict(os.environ, KERAS_BACKEND="torch")
         result = subprocess.run(command, env=env, capture_output=True, text=True)
         if result.returncode != 0:
@@ -225,14 +265,18 @@ def _export_through_torch(model, file):
 
 
 def main(argv):
-    """``python -m kzoo.export.onnx_main MODULE:CLASS COPY FILE``: rebuilds the
-    ``CLASS`` task saved in the preset ``COPY`` and writes its graph to
-    ``FILE`` (torch backend)."""
+    """``python -m kzoo.export.onnx_main MODULE:CLASS COPY FILE [MODULE:CLASS
+    COPY FILE ...]``: rebuilds each ``CLASS`` task saved in the preset
+    ``COPY`` and writes its graph to ``FILE`` (torch backend)."""
     import kzoo.models  # noqa: F401  (registers kzoo's classes)
     from kzoo.export.saved_model import _load_copy
 
-    module, _, qualname = argv[0].partition(":")
-    cls = importlib.import_module(module)
-    for name in qualname.split("."):
-        cls = getattr(cls, name)
-    write_graph(_load_copy(cls, argv[1]), argv[2])
+    if not argv or len(argv) % 3:
+        raise SystemExit("usage: python -m kzoo.export.onnx_main "
+                         "MODULE:CLASS COPY FILE [MODULE:CLASS COPY FILE ...]")
+    for start in range(0, len(argv), 3):
+        module, _, qualname = argv[start].partition(":")
+        cls = importlib.import_module(module)
+        for name in qualname.split("."):
+            cls = getattr(cls, name)
+        write_graph(_load_copy(cls, argv[start + 1]), argv[start + 2])

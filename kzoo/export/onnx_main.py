@@ -1,5 +1,6 @@
-"""Exports a saved copy's ONNX graph on the torch backend (used by onnx):
-``python -m kzoo.export.onnx_main MODULE:CLASS COPY FILE``."""
+"""Exports saved copies' ONNX graphs on the torch backend (used by onnx):
+``python -m kzoo.export.onnx_main MODULE:CLASS COPY FILE [...]``, one
+triple per graph."""
 
 import sys
 

@@ -5,14 +5,21 @@ the ids kzoo's preprocessor gives: the same normalization and splitting
 (BERT's basic tokenizer and WordPiece with the preprocessor's unknown
 token, or GPT-2's byte-level BPE), and the same special tokens. A packing
 preprocessor's ``[CLS] a [SEP]`` (a pair ``[CLS] a [SEP] b [SEP]``, segment
-ids 0 then 1) is truncated and padded to its sequence length; a causal
+ids 0 then 1) is truncated as its packer truncates (a question answerer's
+context only) and padded to its sequence length; a causal
 LM's prompt is its start token and the text (``generate``'s prompt),
-padded on the right to the longest of the batch. Its ``Encoding`` then
-holds what an exported graph takes: ``ids`` (``token_ids``), ``type_ids``
-(``segment_ids``) and ``attention_mask`` (``padding_mask``).
+padded on the right to the longest of the batch. A masked LM's reads the
+mask token written in the text as the mask, as its ``fill_mask`` does. Its
+``Encoding`` then holds what an exported graph takes: ``ids``
+(``token_ids``), ``type_ids`` (``segment_ids``) and ``attention_mask``
+(``padding_mask``).
 """
 
+import warnings
+
 from kzoo.models.causal_lm_preprocessor import CausalLMPreprocessor
+from kzoo.models.masked_lm_preprocessor import MaskedLMPreprocessor
+from kzoo.models.question_answerer_preprocessor import QuestionAnswererPreprocessor
 from kzoo.tokenizers.byte_pair_tokenizer import (
     BytePairTokenizer,
     merge_order_is_local,
@@ -36,13 +43,15 @@ def tokenizer_json(preprocessor, sequence_length=None):
         A ``tokenizers.Tokenizer``; ``.save(path)`` writes ``tokenizer.json``.
     """
     tokenizer = getattr(preprocessor, "tokenizer", None)
-    if isinstance(tokenizer, WordPieceTokenizer):
+    if isinstance(tokenizer, (WordPieceTokenizer, BytePairTokenizer)):
         if tokenizer.vocabulary is None:
             raise ValueError("The tokenizer has no vocabulary yet: set it before export.")
+        if isinstance(preprocessor, MaskedLMPreprocessor):
+            # Fill-mask's: the mask token written in the text is the mask.
+            tokenizer = preprocessor.fill_mask_tokenizer()
+    if isinstance(tokenizer, WordPieceTokenizer):
         built = _word_piece(tokenizer)
     elif isinstance(tokenizer, BytePairTokenizer):
-        if tokenizer.vocabulary is None:
-            raise ValueError("The tokenizer has no vocabulary yet: set it before export.")
         built = _byte_pair(tokenizer)
     else:
         raise TypeError(
@@ -58,7 +67,10 @@ def tokenizer_json(preprocessor, sequence_length=None):
         sequence_length = getattr(preprocessor, "sequence_length", None)
     _add_template(built, preprocessor)
     if sequence_length is not None:
-        built.enable_truncation(max_length=int(sequence_length))
+        strategy = _truncation_strategy(preprocessor)
+        if strategy == "longest_first":
+            _warn_on_odd_pair_budget(preprocessor, int(sequence_length))
+        built.enable_truncation(max_length=int(sequence_length), strategy=strategy)
         built.enable_padding(length=int(sequence_length), pad_id=pad,
                              pad_token=pad_token)
     return built
@@ -130,3 +142,36 @@ def _add_template(built, preprocessor):
     built.post_processor = processors.TemplateProcessing(
         single=" ".join(first), pair=" ".join(second) if second else None,
         special_tokens=list(ids.items()))
+
+
+def _truncation_strategy(preprocessor):
+    """The packer's truncation of a pair in ``tokenizers``' words: a
+    waterfall (a question answerer's, whose question is kept whole) cuts
+    the second text only; round robin cuts the longer text first."""
+    if (isinstance(preprocessor, QuestionAnswererPreprocessor)
+            or getattr(preprocessor, "truncate", None) == "waterfall"):
+        return "only_second"
+    return "longest_first"
+
+
+def _warn_on_odd_pair_budget(preprocessor, sequence_length):
+    """Round robin and ``tokenizers``' longest-first cut a pair alike but
+    for one token: when both texts are longer than half an odd budget, the
+    packer gives the extra token to the first text and ``tokenizers`` to
+    the longer (the second on a tie)."""
+    if getattr(preprocessor, "num_segments", 1) != 2:
+        return
+    special = sum(getattr(preprocessor, name, None) is not None
+                  for name in ("start_token", "sep_token", "end_token"))
+    budget = sequence_length - special
+    if budget % 2:
+        warnings.warn(
+            f"tokenizer.json cuts a long pair one token differently from "
+            f"{type(preprocessor).__name__}: with {budget} tokens for the two "
+            "texts (odd), when both are longer than half of it the packer keeps "
+            "the extra token in the first text and `tokenizers` in the longer "
+            "(the second on a tie). "
+            f"A sequence_length that leaves an even number (e.g. "
+            f"{sequence_length + 1}) for the preprocessor and the export gives "
+            "the same ids on every pair.",
+            stacklevel=3)

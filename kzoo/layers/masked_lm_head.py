@@ -6,6 +6,7 @@ from keras import ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import token_embedding_table
 from kzoo.layers.transformer_block import get_activation
+from kzoo.ops.positions import gather_positions
 
 
 @kzoo_export("kzoo.layers.MaskedLMHead")
@@ -151,8 +152,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def call(self, inputs, mask_positions):
-        positions = ops.expand_dims(ops.cast(mask_positions, "int32"), axis=-1)
-        x = ops.take_along_axis(inputs, positions, axis=1)
+        x = gather_positions(inputs, mask_positions)
         x = self.transform_layer_norm(self.transform_dense(x))
         if self.token_embedding is not None:
             kernel = ops.transpose(token_embedding_table(self.token_embedding, x.dtype))

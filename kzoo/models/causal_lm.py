@@ -9,6 +9,7 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits
 from kzoo.models.task import Task, tokenizer_vocabulary_mask
 from kzoo.losses import SparseLogitsCrossEntropy
+from kzoo.ops.positions import last_real_position
 
 
 def _prefill_length(shortest_prompt, max_length):
@@ -323,14 +324,3 @@ class CausalLM(Task):
         texts = self.preprocessor.generate_postprocess(outputs)
         return texts[0] if isinstance(prompts, str) else texts
 
-
-def last_real_position(sequence, padding_mask):
-    """``sequence[:, t]`` at each row's last real position ``t`` of the
-    right-padded ``padding_mask`` (position 0 for an all-padding row):
-    ``[batch, length, d]`` → ``[batch, d]``."""
-    last = ops.maximum(ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1, 0)
-    # Rows of the flattened [batch * length, d] tensor: a gather that keeps
-    # batch and length free in a traced graph (ONNX export).
-    shape = ops.shape(sequence)
-    rows = ops.arange(shape[0], dtype="int32") * shape[1] + last
-    return ops.take(ops.reshape(sequence, (-1, shape[2])), rows, axis=0)

@@ -7,6 +7,7 @@ from kzoo.api_export import kzoo_export
 from kzoo.layers.masked_lm_head import MaskedLMHead
 from kzoo.models.task import Task, tokenizer_vocabulary_mask
 from kzoo.losses import SparseLogitsCrossEntropy
+from kzoo.ops.positions import token_positions
 
 
 @kzoo_export("kzoo.models.MaskedLM")
@@ -160,6 +161,36 @@ class MaskedLM(Task):
 
         signature = [keras.InputSpec(shape=(None,), dtype="string", name="text")]
         return {"serving_default": (serve, signature)}
+
+    def onnx_inputs(self):
+        """The backbone's inputs (``token_ids``, ``segment_ids``,
+        ``padding_mask`` for BERT): the ids of text with the mask token
+        written in it; the graph finds the mask positions itself."""
+        return {name: self.input[name] for name in self.backbone.input}
+
+    def onnx_call(self, inputs):
+        """The SavedModel's numeric outputs on token ids: ``logits``
+        ``[batch, width, vocabulary]`` at each mask token, ``mask_positions``
+        and ``mask_weights`` ``[batch, width]`` (1.0 at a real mask) and
+        ``predicted_ids`` (the argmax). ``width`` is the preprocessor's
+        ``mask_selection_length``; masks past it in a row are not
+        predicted (the SavedModel refuses such a text)."""
+        if self.preprocessor is None:
+            raise ValueError(
+                "ONNX export of a masked LM needs its preprocessor (its mask "
+                "token and mask_selection_length): build the task with "
+                "`preprocessor=`.")
+        masker = self.preprocessor.masker  # built once the vocabulary is set
+        if masker is None:
+            raise ValueError("The preprocessor's tokenizer has no vocabulary yet: "
+                             "set it before export.")
+        positions, weights = token_positions(
+            inputs["token_ids"], masker.mask_token_id, masker.mask_selection_length)
+        x = dict(inputs, mask_positions=positions)
+        logits = self(x, training=False)
+        return {"logits": logits, "mask_positions": positions,
+                "mask_weights": weights,
+                "predicted_ids": keras.ops.argmax(logits, axis=-1)}
 
 
 def _softmax(logits):

@@ -254,7 +254,7 @@ class MaskedLMPreprocessor(Preprocessor):
         if self.packer is None:
             self._build()
         segments = tuple(x) if isinstance(x, (tuple, list)) else (x,)
-        tokenizer = self._fill_mask_tokenizer()
+        tokenizer = self.fill_mask_tokenizer()
         packed = self.packer(tuple(tokenizer(s) for s in segments))
         token_ids = tf.convert_to_tensor(packed["token_ids"])
         width = self.masker.mask_selection_length
@@ -283,7 +283,7 @@ class MaskedLMPreprocessor(Preprocessor):
         if self.packer is None:
             self._build()
         segments = x if isinstance(x, tuple) else (x,)
-        tokenizer = self._fill_mask_tokenizer()
+        tokenizer = self.fill_mask_tokenizer()
         packed = self.packer(tuple(_python_batch(tokenizer(s), tokenizer)
                                    for s in segments))
         token_ids = packed["token_ids"]
@@ -318,9 +318,10 @@ class MaskedLMPreprocessor(Preprocessor):
         vocabulary = np.asarray(self.tokenizer.get_vocabulary(), dtype=object)
         return vocabulary[np.asarray(token_ids).astype(np.int32)]
 
-    def _fill_mask_tokenizer(self):
-        """The tokenizer, reading special tokens written in the text (a copy
-        with ``special_tokens_in_strings=True`` when it does not already)."""
+    def fill_mask_tokenizer(self):
+        """The tokenizer ``fill_mask_inputs`` uses: the preprocessor's,
+        reading special tokens written in the text (a copy with
+        ``special_tokens_in_strings=True`` when it does not already)."""
         if getattr(self.tokenizer, "special_tokens_in_strings", True):
             return self.tokenizer
         tokenizer = getattr(self, "_special_in_text", None)

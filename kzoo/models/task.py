@@ -527,6 +527,19 @@ class Task(keras.Model):
         whose serving outputs hold strings give the numeric ones)."""
         return self.serving_outputs(outputs)
 
+    def onnx_inputs(self):
+        """The exported ONNX graph's inputs, ``{name: Keras input}`` (the
+        task's own inputs; onnxruntime feeds each as int64 ``[batch, ...,
+        sequence]``), or None for a task that takes no dict of tensors."""
+        inputs = getattr(self, "input", None)
+        return dict(inputs) if isinstance(inputs, dict) else None
+
+    def onnx_call(self, inputs):
+        """The exported ONNX graph: ``inputs`` (a dict keyed as
+        ``onnx_inputs()``) → its named outputs, ``onnx_outputs`` of the
+        task's outputs."""
+        return self.onnx_outputs(self(inputs, training=False), inputs)
+
     def export(self, filepath, format="tf_saved_model", **kwargs):
         """Keras' ``export``, and ``format="onnx"``: ``model.onnx`` and
         ``tokenizer.json`` in the folder ``filepath``

@@ -5,12 +5,14 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import keras
 import numpy as np
 import pytest
 
 import kzoo
+from kzoo.cli import main as cli_main
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_classifier import BertClassifier
 from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
@@ -23,6 +25,7 @@ from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.testing import to_numpy
 from tests.models.bert import bert_multiple_choice_test as multiple_choice
 from tests.models.bert import bert_question_answerer_test as question_answerer
+from tests.models.gpt import gpt_classifier_test
 
 ort = pytest.importorskip("onnxruntime")
 tokenizers = pytest.importorskip("tokenizers")
@@ -46,8 +49,10 @@ def backbone():
 
 
 def classifier(num_segments=1):
+    # A pair's texts share an even budget (see test_an_odd_pair_budget_warns).
     pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
-                                     sequence_length=LENGTH, num_segments=num_segments)
+                                     sequence_length=LENGTH + num_segments - 1,
+                                     num_segments=num_segments)
     return BertClassifier(backbone(), 3, preprocessor=pre,
                           label_names=["neg", "neutral", "pos"])
 
@@ -79,25 +84,50 @@ def causal_lm():
         kzoo.models.GPTTokenizer(vocabulary, merges), sequence_length=12))
 
 
+MASK_WIDTH = 3
+
+
+def masked_lm():
+    pre = kzoo.models.BertMaskedLMPreprocessor(
+        BertTokenizer(vocabulary=VOCABULARY), sequence_length=LENGTH,
+        mask_selection_length=MASK_WIDTH)
+    return kzoo.models.BertMaskedLM(backbone(), preprocessor=pre)
+
+
+def gpt_classifier(symmetric=False):
+    backbone, tokenizer = gpt_classifier_test._parts()
+    pre = kzoo.models.GPTClassifierPreprocessor(
+        tokenizer, sequence_length=LENGTH + symmetric,
+        num_segments=2 if symmetric else 1, symmetric=symmetric)
+    return kzoo.models.GPTClassifier(backbone, 3, preprocessor=pre,
+                                     symmetric=symmetric)
+
+
 CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
          "embedder": embedder, "token_classifier": token_classifier,
          "causal_lm": causal_lm,
          "question_answerer": question_answerer.tiny_model,
-         "multiple_choice": lambda: multiple_choice.tiny_model(num_choices=3)}
+         "multiple_choice": lambda: multiple_choice.tiny_model(num_choices=3),
+         "masked_lm": masked_lm, "gpt_classifier": gpt_classifier,
+         "gpt_similarity": lambda: gpt_classifier(symmetric=True)}
 # Their raw inputs (the others take TEXTS).
+GPT_PAIRS = (["the cat sat on the mat", "a dog", ""],
+             ["a cat and a dog sat on the log, the end", "the cat is not", "a"])
 RAW = {"question_answerer": question_answerer.inputs,
-       "multiple_choice": lambda: (multiple_choice.CONTEXTS, multiple_choice.ENDINGS)}
+       "multiple_choice": lambda: (multiple_choice.CONTEXTS, multiple_choice.ENDINGS),
+       "gpt_classifier": lambda: CORPUS + GPT_PAIRS[1],
+       "gpt_similarity": lambda: GPT_PAIRS}
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """``{name: (task, folder)}``, each task exported once."""
+    """``{name: (task, folder)}``, each task exported once, all in one call
+    (one torch-backed subprocess on JAX and TensorFlow)."""
     folder = tmp_path_factory.mktemp("onnx")
-    made = {}
-    for name, build in CASES.items():
-        task = build()
-        made[name] = (task, kzoo.export.onnx(task, folder / name))
-    return made
+    tasks = {name: build() for name, build in CASES.items()}
+    paths = kzoo.export.onnx_many([(task, folder / name)
+                                   for name, task in tasks.items()])
+    return {name: (task, path) for (name, task), path in zip(tasks.items(), paths)}
 
 
 def feeds(task, x):
@@ -128,18 +158,20 @@ def run_session(folder, inputs):
 
 
 @pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier",
-                                  "question_answerer", "multiple_choice"])
+                                  "question_answerer", "multiple_choice",
+                                  "gpt_classifier", "gpt_similarity"])
 def test_onnxruntime_gives_the_keras_outputs(exported, name):
     task, folder = exported[name]
     x = task.preprocessor(RAW[name]() if name in RAW else TEXTS)
     if isinstance(x, tuple):  # (x, y, sample_weight)
         x = x[0]
-    found, session = run_session(folder, feeds(task, x))
-    assert [i.name for i in session.get_inputs()] == [
-        "token_ids", "segment_ids", "padding_mask"]
+    found, runtime = run_session(folder, feeds(task, x))
+    assert [i.name for i in runtime.get_inputs()] == list(task.input)
     check_close(found, keras_outputs(task, x))
-    # Another batch size and a shorter sequence: both dimensions are free.
-    short = {k: to_numpy(v)[:2, ..., :7] for k, v in x.items()}
+    # Another batch size and a shorter sequence: both dimensions are free
+    # (a similarity batch holds both orders of each pair: 2 and 2 rows).
+    rows = np.array([0, 1, 3, 4]) if name == "gpt_similarity" else slice(0, 2)
+    short = {k: to_numpy(v)[rows, ..., :7] for k, v in x.items()}
     found, _ = run_session(folder, feeds(task, short))
     check_close(found, keras_outputs(task, short))
 
@@ -174,6 +206,122 @@ def test_tokenizer_json_gives_the_preprocessors_ids(exported, name):
     np.testing.assert_array_equal([e.type_ids for e in encodings], x["segment_ids"])
     np.testing.assert_array_equal([e.attention_mask for e in encodings],
                                   x["padding_mask"].astype("int64"))
+
+
+@pytest.mark.parametrize("name", ["gpt_classifier", "gpt_similarity"])
+def test_gpt_classifier_from_tokenizer_json(exported, name):
+    """GPT-1's packing from tokenizer.json (a similarity pair in both
+    orders: the pairs, then the swapped pairs), and the graph's logits on
+    those ids."""
+    task, folder = exported[name]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    raw = RAW[name]()
+    if name == "gpt_similarity":
+        encodings = tokenizer.encode_batch(list(zip(*raw)) + list(zip(*raw[::-1])))
+    else:
+        encodings = tokenizer.encode_batch(raw)
+    x = to_numpy(task.preprocessor(raw))
+    inputs = {"token_ids": np.array([e.ids for e in encodings]),
+              "padding_mask": np.array([e.attention_mask for e in encodings])}
+    np.testing.assert_array_equal(inputs["token_ids"], x["token_ids"])
+    np.testing.assert_array_equal(inputs["padding_mask"],
+                                  x["padding_mask"].astype("int64"))
+    found, _ = run_session(folder, inputs)
+    np.testing.assert_allclose(found["logits"], to_numpy(task(x, training=False)),
+                               atol=1e-4, rtol=0)
+
+
+FILL_MASK = ["the [MASK] fox!", "[MASK] is in [MASK].", "no mask, [mask] is text",
+             "[MASK][MASK] a[MASK]b", "Café [MASK] zzz " * 3]
+
+
+def test_masked_lm_from_text_with_mask_tokens(exported):
+    """tokenizer.json reads [MASK] written in the text as fill_mask does, and
+    the graph gives the SavedModel's numeric outputs (its serving function,
+    run here on the same texts)."""
+    task, folder = exported["masked_lm"]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encodings = tokenizer.encode_batch(FILL_MASK)
+    inputs = {"token_ids": np.array([e.ids for e in encodings]),
+              "segment_ids": np.array([e.type_ids for e in encodings]),
+              "padding_mask": np.array([e.attention_mask for e in encodings])}
+    x, _ = task.preprocessor.fill_mask_inputs(FILL_MASK)
+    for name, value in inputs.items():
+        np.testing.assert_array_equal(value, to_numpy(x[name]).astype("int64"),
+                                      err_msg=name)
+    found, runtime = run_session(folder, inputs)
+    assert [i.name for i in runtime.get_inputs()] == list(inputs)
+    serve, _ = task.serving_endpoints()["serving_default"]
+    expected = {name: keras.ops.convert_to_numpy(value)
+                for name, value in serve(FILL_MASK).items()
+                if name != "predicted_tokens"}  # strings: tokenizer.json decodes ids
+    check_close(found, expected)
+    # Every mask of the texts is predicted (none has more than the width).
+    assert found["mask_weights"].sum() == (
+        inputs["token_ids"] == tokenizer.token_to_id("[MASK]")).sum() > 0
+    # Batch and length are free: two rows cut to 7 positions.
+    short = {k: v[:2, :7] for k, v in inputs.items()}
+    found, _ = run_session(folder, short)
+    x = dict(short, mask_positions=found["mask_positions"])
+    np.testing.assert_allclose(found["logits"], keras.ops.convert_to_numpy(task(x)),
+                               atol=1e-4, rtol=0)
+
+
+def test_masked_lm_predicts_the_first_masks_of_a_row_past_its_width(exported):
+    """The SavedModel refuses a text with more masks than
+    mask_selection_length; the graph (which cannot raise) predicts the
+    first ones."""
+    task, folder = exported["masked_lm"]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    encoding = tokenizer.encode("the [MASK] [MASK] fox [MASK] [MASK] [MASK]")
+    ids = np.array([encoding.ids])
+    found, _ = run_session(folder, {"token_ids": ids,
+                                    "segment_ids": np.array([encoding.type_ids]),
+                                    "padding_mask": np.array([encoding.attention_mask])})
+    mask_id = tokenizer.token_to_id("[MASK]")
+    np.testing.assert_array_equal(found["mask_positions"][0],
+                                  np.flatnonzero(ids[0] == mask_id)[:MASK_WIDTH])
+    np.testing.assert_array_equal(found["mask_weights"], np.ones((1, MASK_WIDTH)))
+
+
+def test_question_answerer_tokenizer_json_cuts_the_context_only(exported):
+    """A waterfall, as kzoo's packer: a long question is kept whole and the
+    context cut (a longest-first cut would shorten the question too)."""
+    task, folder = exported["question_answerer"]
+    tokenizer = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    questions = ["where is the big city ? where is the big city ?", "What city?",
+                 "where is le cafe ?"]
+    contexts = ["Le café est à Paris. " * 3, "Über 北京, the big city.",
+                "the big city the big city the big city"]
+    encodings = tokenizer.encode_batch(list(zip(questions, contexts)))
+    x = to_numpy(task.preprocessor((questions, contexts)))
+    np.testing.assert_array_equal([e.ids for e in encodings], x["token_ids"])
+    np.testing.assert_array_equal([e.type_ids for e in encodings], x["segment_ids"])
+    np.testing.assert_array_equal([e.attention_mask for e in encodings],
+                                  x["padding_mask"].astype("int64"))
+    # The first question (12 pieces) is whole; its context keeps the rest.
+    question = sum(tokenizer.encode(questions[0]).attention_mask) - 2  # [CLS] [SEP]
+    assert question == 12
+    assert sum(encodings[0].attention_mask) == question_answerer.LENGTH
+    assert list(encodings[0].type_ids).count(0) == question + 2
+
+
+@pytest.mark.parametrize("length", [12, 13])
+def test_an_odd_pair_budget_warns(length):
+    """Round robin gives the extra token of an odd budget to the first
+    text, tokenizers' longest-first to the longer (the second on a tie):
+    the export says so."""
+    from kzoo.export.tokenizer_json import tokenizer_json
+
+    pre = BertClassifierPreprocessor(BertTokenizer(vocabulary=VOCABULARY),
+                                     sequence_length=length, num_segments=2)
+    long_pair = (["a good film is in paris"], ["the quick fox is in france"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = tokenizer_json(pre)
+    assert bool(caught) == (length == 12)
+    ids = built.encode(*[texts[0] for texts in long_pair]).ids
+    assert (ids == to_numpy(pre(long_pair))["token_ids"][0].tolist()) == (length == 13)
 
 
 def prompt_ids(task, prompts):
@@ -262,6 +410,24 @@ def test_the_cli_writes_the_onnx_folder(tmp_path):
     x = task.preprocessor(TEXTS[:2])
     found, _ = run_session(tmp_path / "out", feeds(task, x))
     check_close(found, keras_outputs(task, x))
+
+
+def test_the_cli_writes_int8_weights(exported, tmp_path):
+    """--int8: a smaller model.onnx whose embeddings point where the float
+    graph's do (cosine similarity of each row)."""
+    task, folder = exported["embedder"]
+    task.save_to_preset(tmp_path / "preset")
+    assert cli_main(["export", "--model", str(tmp_path / "preset"), "--output",
+                     str(tmp_path / "int8"), "--format", "onnx", "--int8"]) == 0
+    size = os.path.getsize(tmp_path / "int8" / "model.onnx")
+    assert size < os.path.getsize(os.path.join(folder, "model.onnx"))
+    inputs = feeds(task, task.preprocessor(TEXTS))
+    expected = run_session(folder, inputs)[0]["embeddings"]
+    found = run_session(tmp_path / "int8", inputs)[0]["embeddings"]
+    cosine = np.sum(found * expected, axis=-1) / (
+        np.linalg.norm(found, axis=-1) * np.linalg.norm(expected, axis=-1))
+    assert not np.array_equal(found, expected)  # int8 arithmetic ran
+    assert cosine.min() >= 0.999, cosine
 
 
 def test_a_task_without_preprocessor_is_refused(tmp_path):

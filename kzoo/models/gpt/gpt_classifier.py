@@ -9,14 +9,13 @@ from kzoo.models.gpt.fine_tuning_tokens import FineTuningTokensFromPreset
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
 from kzoo.models.text_classifier import TextClassifier
+from kzoo.ops.positions import last_real_position
 
 
 def extract_state(sequence_output, padding_mask):
     """The hidden state of each row's last real token (``<|extract|>`` when
     right-padded): ``[batch, hidden]``."""
-    last = ops.sum(ops.cast(padding_mask, "int32"), axis=1) - 1
-    last = ops.maximum(last, 0)[:, None, None]
-    return ops.take_along_axis(sequence_output, last, axis=1)[:, 0, :]
+    return last_real_position(sequence_output, padding_mask)
 
 
 class _AddOrders(keras.layers.Layer):
