@@ -91,11 +91,12 @@ class _Names:
         theirs = self.field_names.get(name, name)
         if theirs == name:
             return f"{self.where}: the {self.backbone_name} config's `{name}`"
-        return (f"`{theirs}` in {self.where} (the {self.backbone_name} "
-                f"config's `{name}`)")
+        return f"`{theirs}` in {self.where} (kzoo's {self.backbone_name} `{name}`)"
 
-    def value(self, name, value):
-        return f"`{self.field_names.get(name, name)}`={value!r:.100}"
+    def value(self, name, value, ours=False):
+        theirs = self.field_names.get(name, name)
+        mine = f" (kzoo's `{name}`)" if ours and theirs != name else ""
+        return f"`{theirs}`={value!r:.100}{mine}"
 
     def fix(self, *names):
         ours = " or ".join(f"`{n}=`" for n in names)
@@ -132,7 +133,7 @@ def check_backbone_config(config, where, backbone_name="backbone", field_names=N
         if not _is_int(value) or value < low:
             kind = "an int >= 0" if low == 0 else "a positive int"
             raise PresetError(
-                f"{names.subject(name)} must be {kind}, got {value!r}. "
+                f"{names.subject(name)} must be {kind}, got {value!r:.100}. "
                 f"{names.fix(name)}")
     if "filters" in config and not _is_pair_list(config["filters"]):
         raise PresetError(
@@ -143,7 +144,7 @@ def check_backbone_config(config, where, backbone_name="backbone", field_names=N
         counted = [n for n in ("num_layers", "num_highway_layers") if config.get(n)]
         raise PresetError(
             f"{where}: the {backbone_name} config asks for {layers} layers "
-            f"({', '.join(names.value(n, config[n]) for n in counted)}); kzoo "
+            f"({', '.join(names.value(n, config[n], ours=True) for n in counted)}); kzoo "
             f"builds at most {MAX_LAYERS}. {names.fix(*counted)}")
     if (config.get("max_word_length") or 0) > MAX_WORD_LENGTH:
         raise PresetError(

@@ -60,35 +60,30 @@ def _read_options(path):
 
 
 def _is_elmo_weights(file):
+    """True or False, or None where ``file`` does not open as HDF5."""
     try:
         with h5py.File(file, "r") as f:
             return "char_embed" in f and "RNN_0" in f
     except OSError:
-        return False
-
-
-def _is_hdf5(file):
-    try:
-        return h5py.is_hdf5(file)
-    except OSError:
-        return False
+        return None
 
 
 def weights_file(path):
     """The one hdf5 file of ``path`` that holds ELMo weights, or an error."""
     path = Path(path)
     candidates = sorted(path.glob("*.hdf5")) + sorted(path.glob("*.h5"))
-    found = [f for f in candidates if _is_elmo_weights(f)]
+    kinds = {f: _is_elmo_weights(f) for f in candidates}
+    found = [f for f in candidates if kinds[f]]
     if len(found) == 1:
         return found[0]
     if not found:
-        damaged = [f.name for f in candidates if not _is_hdf5(f)]
+        damaged = [f.name for f in candidates if kinds[f] is None]
         raise PresetError(
             f"{path} holds no ELMo weights file (an hdf5 file with 'char_embed' "
             f"and 'RNN_0'); hdf5 files there: "
             f"{', '.join(f.name for f in candidates) or 'none'}"
-            + (f" ({', '.join(damaged)} not HDF5 at all: damaged or truncated)"
-               if damaged else "")
+            + (f" ({', '.join(damaged)}: not readable as HDF5, damaged or "
+               "truncated)" if damaged else "")
             + ". Put the weights file released with the options file in the "
             "folder (download it again if it is damaged)."
         )
