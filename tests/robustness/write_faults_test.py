@@ -193,3 +193,90 @@ def test_export_killed_mid_write_leaves_the_previous_export(tmp_path):
     write_saved_model(path, _writer(b"new "))  # the next export succeeds
     assert snapshot(path) == {k[len("model/"):]: v.replace(b"old ", b"new ")
                               for k, v in before.items()}
+
+
+_SAVE_PAUSED = """
+import sys
+import numpy as np
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.testing import to_numpy
+from kzoo.testing.write_faults import pause_at
+
+preset, k = sys.argv[1], int(sys.argv[2])
+backbone = BertBackbone.from_preset(preset)
+for variable in backbone.weights:
+    variable.assign(to_numpy(variable) + 1.0)
+with pause_at(k):
+    backbone.save_to_preset(preset)
+print("saved", flush=True)
+"""
+
+
+def _kill_paused(script, *args):
+    """Runs ``script`` in a subprocess until it pauses before a write
+    (``pause_at``), kills it there with SIGKILL and returns that write."""
+    import signal
+    import subprocess
+    import sys
+
+    victim = subprocess.Popen([sys.executable, "-c", script, *map(str, args)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env={**os.environ})
+    try:
+        line = victim.stdout.readline()
+        assert line.startswith("paused before write"), f"no pause: {line!r}"
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+    assert victim.returncode == -signal.SIGKILL
+    return line.strip()
+
+
+def _assert_weights(backbone, values):
+    for variable, value in zip(backbone.weights, values):
+        np.testing.assert_array_equal(to_numpy(variable), value, err_msg=variable.path)
+
+
+@pytest.mark.large  # a fresh Python process per kill
+def test_save_to_preset_killed_at_each_stage_leaves_the_previous_preset(tmp_path):
+    """SIGKILL just before the first write, the first weight, a weight in
+    the middle, the metadata, the rename of the old folder aside and the
+    rename of the new one in: each time the previous preset is whole. Before
+    the last rename it is in its place; between the two renames (the one
+    instant the docs name) it is whole under a hidden ``.<name>.old-*``
+    name beside it."""
+    from kzoo.testing.write_faults import list_writes
+
+    classifier = tiny_classifier()
+    parent = tmp_path / "presets"
+    preset = parent / "tiny"
+    classifier.backbone.save_to_preset(str(preset))
+    classifier.preprocessor.tokenizer.save_to_preset(str(preset))
+    old_weights = [to_numpy(v) for v in classifier.backbone.weights]
+    before = snapshot(parent)
+    operations = list_writes(lambda: classifier.backbone.save_to_preset(str(preset)))
+    put_back(parent, before)
+    renames = [k for k, what in enumerate(operations, 1) if what == "os.rename"]
+    datasets = [k for k, what in enumerate(operations, 1) if "create_dataset" in what]
+    metadata = [k for k, what in enumerate(operations, 1) if what == "write to metadata.json"]
+    assert len(renames) == 2 and datasets and metadata, operations
+    points = [1, datasets[0], datasets[len(datasets) // 2], metadata[-1], *renames]
+    for k in points:
+        line = _kill_paused(_SAVE_PAUSED, preset, k)
+        after = snapshot(parent)
+        hidden = {name for name in after if name.startswith(".")}
+        if k == renames[-1]:  # between the renames: the old folder aside
+            assert not preset.exists(), line
+            (aside,) = {name.split("/")[0] for name in hidden if ".old-" in name}
+            assert {name.replace(aside, "tiny", 1): data for name, data in after.items()
+                    if name.startswith(aside + "/")} == before, line
+            os.rename(parent / aside, preset)  # by hand, as the docs say
+        else:
+            assert {n: d for n, d in after.items() if n not in hidden} == before, line
+        assert all(".tmp-" in name or ".old-" in name for name in hidden), hidden
+        _assert_weights(BertBackbone.from_preset(str(preset)), old_weights)
+        put_back(parent, before)  # the temporary folders deleted, as by hand
+        print(f"killed {line}: the previous preset loads equal")
