@@ -212,7 +212,7 @@ print("saved", flush=True)
 """
 
 
-def _kill_paused(script, *args):
+def _kill_paused(script, *args, env=None):
     """Runs ``script`` in a subprocess until it pauses before a write
     (``pause_at``), kills it there with SIGKILL and returns that write."""
     import signal
@@ -221,7 +221,7 @@ def _kill_paused(script, *args):
 
     victim = subprocess.Popen([sys.executable, "-c", script, *map(str, args)],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                              env={**os.environ})
+                              env=env or {**os.environ})
     try:
         line = victim.stdout.readline()
         assert line.startswith("paused before write"), f"no pause: {line!r}"
@@ -280,3 +280,58 @@ def test_save_to_preset_killed_at_each_stage_leaves_the_previous_preset(tmp_path
         _assert_weights(BertBackbone.from_preset(str(preset)), old_weights)
         put_back(parent, before)  # the temporary folders deleted, as by hand
         print(f"killed {line}: the previous preset loads equal")
+
+
+_EXPORT_PAUSED = """
+import json, sys
+from kzoo import cli
+from kzoo.testing.write_faults import list_writes, pause_at
+
+model, output, version, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+command = ["export", "--model", model, "--output", output, "--version", version]
+if k == 0:  # export to the end, listing the write operations
+    print(json.dumps(list_writes(lambda: cli.main(command))), flush=True)
+else:
+    with pause_at(k):
+        cli.main(command)
+"""
+
+
+@pytest.mark.large  # a fresh TensorFlow process per kill
+def test_kzoo_export_version_killed_at_each_stage_leaves_the_previous_versions(tmp_path):
+    """``kzoo export --version 2`` killed with SIGKILL before its first
+    write, before it rewrites ``saved_model.pb`` and before the rename that
+    puts the version folder in place: version 1 stays byte for byte what it
+    was and no version 2 appears; the next export writes it."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("tensorflow")
+    model = tmp_path / "classifier"
+    tiny_classifier().save_to_preset(str(model))
+    root = tmp_path / "serving"
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+
+    def export(version, k):
+        return subprocess.run(
+            [sys.executable, "-c", _EXPORT_PAUSED, str(model), str(root), str(version),
+             str(k)], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+
+    operations = json.loads(export(1, 0).stdout.strip().splitlines()[-1])
+    before = snapshot(root)
+    assert {name.split("/")[0] for name in before} == {"1"}
+    points = [1, operations.index("open saved_model.pb") + 1, len(operations)]
+    assert operations[-1] == "os.rename", operations
+    for k in points:
+        line = _kill_paused(_EXPORT_PAUSED, model, root, 2, k, env=env)
+        after = snapshot(root)
+        hidden = {name for name in after if name.startswith(".")}
+        assert {n: d for n, d in after.items() if n not in hidden} == before, line
+        assert all(".tmp-" in name for name in hidden), hidden
+        put_back(root, before)
+        print(f"killed {line}: version 1 whole, no version 2")
+    export(2, 0)
+    after = snapshot(root)
+    assert {n: d for n, d in after.items() if n.startswith("1/")} == before
+    assert "2/saved_model.pb" in after
