@@ -125,9 +125,9 @@ def backbone_config_from_options(options, file="options.json"):
     """ElmoBackbone arguments for an ELMo options dict.
 
     The sizes are passed as the file writes them (the preset loader's size
-    check refuses what is not a positive int, naming the option as
-    ``OPTION_FIELDS`` spells it); a filter list that is not pairs keeps its
-    form for that check too.
+    check refuses what is not a positive int, or ``filters`` that are not
+    ``[width, count]`` pairs, naming the option as ``OPTION_FIELDS`` spells
+    it).
     """
     lstm, cnn = options["lstm"], options["char_cnn"]
     activation = cnn.get("activation", "relu")
@@ -140,14 +140,11 @@ def backbone_config_from_options(options, file="options.json"):
         raise PresetError(
             f"`char_cnn.embedding` in {file} must be an object with a `dim`, got "
             f"{embedding!r:.100}.")
-    filters = _option(options, file, "char_cnn", "filters")
-    if isinstance(filters, list) and all(isinstance(f, list) for f in filters):
-        filters = [list(f) for f in filters]
     return {
         "num_layers": _option(options, file, "lstm", "n_layers"),
         "hidden_dim": _option(options, file, "lstm", "dim"),
         "projection_dim": _option(options, file, "lstm", "projection_dim"),
-        "filters": filters,
+        "filters": _option(options, file, "char_cnn", "filters"),
         "num_highway_layers": cnn.get("n_highway", 0),
         "character_dim": embedding["dim"],
         # CharacterIds' ids: 261 characters shifted by one, 0 for padding.
@@ -265,11 +262,11 @@ class AllenNlpElmoSource(PresetSource):
         """Copies the hdf5 weights into ``backbone``, all or nothing.
 
         Every dataset is found and its shape and dtype checked against the
-        backbone built from the options before any variable is assigned (and
-        before any dataset is read); a missing dataset, a shape that does not
-        fit or values that are not floats raise a PresetError naming the
-        file, the datasets and both shapes, and the backbone keeps its
-        weights.
+        backbone built from the options before any variable is assigned (no
+        dataset is read after the first one that does not fit); a missing
+        dataset, a shape that does not fit, values that are not floats or a
+        file HDF5 cannot read raise a PresetError naming the file, the
+        datasets and both shapes, and the backbone keeps its weights.
         """
         file = weights_file(self.path)
         entries = _weight_map(backbone)
