@@ -31,6 +31,17 @@ def read_config(path):
     return config
 
 
+def config_number(config, key, where):
+    """``config[key]`` as a float; a PresetError naming the field and
+    ``where`` (its file) when the file holds anything but a number there."""
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PresetError(
+            f"`{key}` in {where} must be a number, got {value!r:.100}. Fix the "
+            "value in that file.")
+    return float(value)
+
+
 def listing(names, limit=8):
     """A short, sorted listing of tensor names for error messages."""
     names = sorted(names)

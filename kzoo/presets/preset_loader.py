@@ -12,7 +12,6 @@ from kzoo.presets import preset_registry, remote
 from kzoo.presets.size_limits import check_backbone_config
 from kzoo.presets.errors import PresetError
 from kzoo.presets.preset_source import (
-    CONFIG_FILE,
     PresetSource,
     check_class,
     source_for_file,
@@ -64,12 +63,14 @@ def _deserialize_class(config, what, path):
     return obj_cls
 
 
-def _check_sizes(source, backbone_cls, init_config):
-    """Refuses absurd sizes before a layer is built (see ``size_limits``)."""
-    where = source.path / CONFIG_FILE
-    if not where.is_file():
-        where = source.path
-    check_backbone_config(init_config, where, backbone_cls.__name__)
+def _check_sizes(source, backbone_cls, init_config, overrides):
+    """Refuses absurd sizes before a layer is built (see ``size_limits``),
+    naming each field as the source's file writes it (an override is named
+    as it was passed)."""
+    where, field_names = source.config_field_names()
+    field_names = {ours: theirs for ours, theirs in field_names.items()
+                   if ours not in overrides}
+    check_backbone_config(init_config, where, backbone_cls.__name__, field_names)
 
 
 def load_backbone(preset, cls=None, load_weights=True, **config_overrides):
@@ -79,7 +80,7 @@ def load_backbone(preset, cls=None, load_weights=True, **config_overrides):
     check_class(backbone_cls, cls, "backbone", source.path)
     init_config = dict(config.get("config", {}))
     init_config.update(config_overrides)
-    _check_sizes(source, backbone_cls, init_config)
+    _check_sizes(source, backbone_cls, init_config, config_overrides)
     backbone = backbone_cls.from_config(init_config)
     if load_weights:
         source.load_backbone_weights(backbone)
@@ -197,7 +198,7 @@ def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights,
     backbone_config = source.backbone_config()
     backbone_cls = _deserialize_class(backbone_config, "backbone", source.path)
     init_config = {**backbone_config.get("config", {}), **backbone_overrides}
-    _check_sizes(source, backbone_cls, init_config)
+    _check_sizes(source, backbone_cls, init_config, backbone_overrides)
     backbone = backbone_cls.from_config(init_config)
     if load_weights:
         source.load_backbone_weights(backbone)

@@ -87,6 +87,20 @@ class PresetSource:
     def load_backbone_weights(self, backbone):
         raise NotImplementedError
 
+    def config_field_names(self):
+        """Where ``backbone_config`` reads its sizes, for error messages.
+
+        Returns:
+            ``(file, {kzoo argument: the field's name in that file})``. A
+            converter whose file names the sizes otherwise (Hugging Face's
+            ``num_hidden_layers`` for ``num_layers``) lists them, so a
+            refused size is named as the file writes it. The default is the
+            folder's ``config.json`` (the folder itself where there is none)
+            in kzoo's own names.
+        """
+        file = self.path / CONFIG_FILE
+        return (file if file.is_file() else self.path), {}
+
     def load_tokenizer(self, cls=None, **kwargs):
         raise NotImplementedError
 

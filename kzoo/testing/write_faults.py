@@ -1,10 +1,11 @@
 """Injected write faults: the k-th write operation fails as a full disk would.
 
 ``count_writes(fn)`` runs ``fn`` and returns how many write operations it
-made; ``fail_at(k)`` is a context manager in which the k-th raises
-``OSError(errno.ENOSPC)``. Write operations are: opening a file for writing
-(``open``, ``io.open``), each ``write`` and the ``close`` of such a file, the
-renames (``os.replace``, ``os.rename``), ``os.fsync``, and HDF5's dataset
+made (``list_writes(fn)``: which ones); ``fail_at(k)`` is a context manager
+in which the k-th raises ``OSError(errno.ENOSPC)``, ``pause_at(k)`` one in
+which the process stops before the k-th, for a test to kill it there.
+Write operations are: opening a file for writing (``open``, ``io.open``),
+each ``write`` and the ``close`` of such a file, the renames (``os.replace``, ``os.rename``), ``os.fsync``, and HDF5's dataset
 creation (``h5py.Group.create_dataset``, where Keras writes each weight).
 """
 
@@ -13,18 +14,28 @@ import contextlib
 import errno
 import io
 import os
+import sys
+import time
 
 _WRITE_MODES = set("wax+")
 
 
 class _Counter:
-    def __init__(self, fail_at=None):
+    def __init__(self, fail_at=None, pause_at=None):
         self.count = 0
         self.fail_at = fail_at
+        self.pause_at = pause_at
         self.failed = None
+        self.operations = []
 
     def tick(self, what):
         self.count += 1
+        self.operations.append(what)
+        if self.count == self.pause_at:
+            sys.stdout.write(f"paused before write {self.count}: {what}\n")
+            sys.stdout.flush()
+            while True:  # until the process is killed
+                time.sleep(3600)
         if self.count == self.fail_at:
             self.failed = what
             raise OSError(errno.ENOSPC,
@@ -106,6 +117,24 @@ def count_writes(fn):
     with _counting(_Counter()) as counter:
         fn()
     return counter.count
+
+
+def list_writes(fn):
+    """Runs ``fn()`` and returns its write operations, in order, each named
+    as ``fail_at`` and ``pause_at`` name it (``"os.rename"``, ``"open
+    config.json"``, ...)."""
+    with _counting(_Counter()) as counter:
+        fn()
+    return counter.operations
+
+
+def pause_at(k):
+    """A context manager in which the process stops just before its
+    ``k``-th write operation: it prints ``paused before write k: <the
+    operation>`` to stdout and sleeps until it is killed. A test runs the
+    saver in a subprocess under it, reads that line and kills the process
+    (SIGKILL) there, to see what a kill at that instant leaves on disk."""
+    return _counting(_Counter(pause_at=k))
 
 
 def fail_at(k):

@@ -18,7 +18,12 @@ import pytest
 
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
+from kzoo.models.elmo.elmo_backbone import ElmoBackbone
+from kzoo.models.elmo.elmo_converter import AllenNlpElmoSource
+from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.presets.errors import PresetError
+from kzoo.testing import to_numpy
+from kzoo.testing.allennlp_fixtures import FixtureUnavailable, allennlp_elmo_fixture
 from tests.models.bert.bert_classifier_test import tiny_classifier
 
 # The bound is on this process's CPU time: the test machines are shared, and
@@ -152,16 +157,14 @@ def _max_rss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-@pytest.mark.parametrize("case,damage,load,fragments", CASES, ids=[c[0] for c in CASES])
-def test_hostile_preset_is_refused_fast_and_clearly(preset, tmp_path, case, damage,
-                                                    load, fragments):
-    folder = tmp_path / "damaged"
-    shutil.copytree(preset, folder)
-    damage(folder)
+def assert_refused_fast_and_clearly(case, load, fragments):
+    """``load()`` raises a PresetError holding every fragment, in under
+    ``SECONDS`` of CPU time, the peak memory growing by less than
+    ``MAX_RSS_GROWTH_BYTES``."""
     rss_before = _max_rss_bytes()
     start, cpu_start = time.perf_counter(), time.process_time()
     with pytest.raises(PresetError) as info:
-        load(folder)
+        load()
     elapsed = time.process_time() - cpu_start
     assert time.perf_counter() - start < WALL_SECONDS
     message = str(info.value)
@@ -171,8 +174,212 @@ def test_hostile_preset_is_refused_fast_and_clearly(preset, tmp_path, case, dama
     assert _max_rss_bytes() - rss_before < MAX_RSS_GROWTH_BYTES
 
 
+@pytest.mark.parametrize("case,damage,load,fragments", CASES, ids=[c[0] for c in CASES])
+def test_hostile_preset_is_refused_fast_and_clearly(preset, tmp_path, case, damage,
+                                                    load, fragments):
+    folder = tmp_path / "damaged"
+    shutil.copytree(preset, folder)
+    damage(folder)
+    assert_refused_fast_and_clearly(case, lambda: load(folder), fragments)
+
+
 def test_the_valid_preset_still_loads(preset):
     assert BertBackbone.from_preset(str(preset)).count_params() > 0
+
+
+# AllenNLP ELMo folders: options.json + the bilm-tf weights hdf5.
+ELMO_WEIGHTS = "lm_weights.hdf5"
+
+
+@pytest.fixture(scope="module")
+def elmo_folder():
+    try:
+        return allennlp_elmo_fixture()
+    except FixtureUnavailable as exc:
+        pytest.skip(f"AllenNLP 0.9.0's ELMo fixture cannot be fetched: {exc}")
+
+
+@pytest.fixture(scope="module")
+def elmo_backbone(elmo_folder):
+    """The fixture's ELMo, loaded: a failed load must leave it as it is."""
+    return ElmoBackbone.from_preset(str(elmo_folder))
+
+
+def _edit_options(section, **changes):
+    def edit(folder):
+        path = folder / "options.json"
+        options = json.loads(path.read_text())
+        options[section].update(changes)
+        path.write_text(json.dumps(options))
+    return edit
+
+
+def _replace_dataset(name, make):
+    """Replaces dataset ``name`` by ``make(shape)`` (``None``: deletes it)."""
+    def edit(folder):
+        with h5py.File(folder / ELMO_WEIGHTS, "r+") as f:
+            shape = f[name].shape
+            del f[name]
+            value = make(shape)
+            if value is not None:
+                f[name] = value
+    return edit
+
+
+def _truncate(name, size):
+    def edit(folder):
+        with open(folder / name, "r+b") as f:
+            f.truncate(size)
+    return edit
+
+
+# (case, damage, message fragments); the options cases are refused before a
+# layer is built, the weights cases before a variable is assigned.
+ELMO_OPTIONS_CASES = [
+    ("n_layers 10^6", _edit_options("lstm", n_layers=10**6),
+     ["options.json", "`lstm.n_layers`=1000000 (kzoo's `num_layers`)", "at most",
+      "Fix the value"]),
+    ("dim 10^12", _edit_options("lstm", dim=10**12),
+     ["options.json", "`lstm.dim`=1000000000000", "GiB", "Fix the values"]),
+    ("filter count 10^9", _edit_options("char_cnn", filters=[[1, 4], [2, 10**9]]),
+     ["options.json", "`char_cnn.filters`", "GiB"]),
+    ("filters not pairs", _edit_options("char_cnn", filters=[[1, 4, 5]]),
+     ["options.json", "`char_cnn.filters`", "[width, count] pairs", "`filters=`"]),
+    ("projection_dim as a string", _edit_options("lstm", projection_dim="16"),
+     ["`lstm.projection_dim` in", "options.json", "`projection_dim`", "positive int"]),
+    ("n_highway negative", _edit_options("char_cnn", n_highway=-1),
+     ["`char_cnn.n_highway` in", "int >= 0"]),
+    ("max_characters_per_token 10^12",
+     _edit_options("char_cnn", max_characters_per_token=10**12),
+     ["`char_cnn.max_characters_per_token` in", "`max_word_length`", "at most 1024"]),
+    ("embedding not an object", _edit_options("char_cnn", embedding=[4]),
+     ["`char_cnn.embedding` in", "options.json", "`dim`"]),
+]
+ELMO_WEIGHTS_CASES = [
+    ("dataset of the wrong shape",
+     _replace_dataset("CNN_proj/W_proj", lambda shape: np.zeros((3, 5), "float32")),
+     [ELMO_WEIGHTS, "CNN_proj/W_proj has shape (3, 5)", "ask for (124, 16)",
+      "options.json", "Nothing was loaded"]),
+    ("dataset of strings",
+     _replace_dataset("CNN_high_0/b_carry", lambda shape: np.full(shape, b"x", "S1")),
+     [ELMO_WEIGHTS, "CNN_high_0/b_carry holds |S1 values, not floats",
+      "Nothing was loaded"]),
+    ("dataset of ints",
+     _replace_dataset("RNN_1/RNN/MultiRNNCell/Cell1/LSTMCell/B",
+                      lambda shape: np.ones(shape, "int32")),
+     [ELMO_WEIGHTS, "Cell1/LSTMCell/B holds int32 values", "Nothing was loaded"]),
+    ("dataset missing",
+     _replace_dataset("RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_P_0", lambda shape: None),
+     [ELMO_WEIGHTS, "dataset RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_P_0 is missing",
+      "options file released with these weights"]),
+    ("weights not hdf5", _write_bytes(ELMO_WEIGHTS, b"not an hdf5 file" * 64),
+     [ELMO_WEIGHTS, "not readable as HDF5", "download it again"]),
+    ("weights truncated", _truncate(ELMO_WEIGHTS, 4096),
+     [ELMO_WEIGHTS, "not readable as HDF5", "download it again"]),
+]
+
+
+def _damaged_elmo(elmo_folder, tmp_path, damage):
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    for name in ("options.json", ELMO_WEIGHTS):
+        shutil.copy(elmo_folder / name, folder / name)
+    damage(folder)
+    return folder
+
+
+@pytest.mark.parametrize("case,damage,fragments", ELMO_OPTIONS_CASES,
+                         ids=[c[0] for c in ELMO_OPTIONS_CASES])
+def test_hostile_elmo_options_are_refused(elmo_folder, tmp_path, case, damage,
+                                          fragments):
+    folder = _damaged_elmo(elmo_folder, tmp_path, damage)
+    assert_refused_fast_and_clearly(
+        case, lambda: ElmoBackbone.from_preset(str(folder)), fragments)
+
+
+@pytest.mark.parametrize("case,damage,fragments", ELMO_WEIGHTS_CASES,
+                         ids=[c[0] for c in ELMO_WEIGHTS_CASES])
+def test_hostile_elmo_weights_are_refused_and_change_nothing(
+        elmo_folder, elmo_backbone, tmp_path, case, damage, fragments):
+    folder = _damaged_elmo(elmo_folder, tmp_path, damage)
+    before = [to_numpy(w).copy() for w in elmo_backbone.weights]
+    # Loaded into a built backbone: the time is the weights' check alone.
+    source = AllenNlpElmoSource(folder)
+    assert_refused_fast_and_clearly(
+        case, lambda: source.load_backbone_weights(elmo_backbone), fragments)
+    for weight, value in zip(elmo_backbone.weights, before):
+        np.testing.assert_array_equal(to_numpy(weight), value, err_msg=weight.path)
+    with pytest.raises(PresetError, match=ELMO_WEIGHTS):  # from_preset says it too
+        ElmoBackbone.from_preset(str(folder))
+
+
+# Hugging Face folders: a size refused is named as the config.json writes it.
+def _hugging_face_config(folder, config):
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+BERT_CONFIG = {"model_type": "bert", "vocab_size": 10, "hidden_size": 8,
+               "num_hidden_layers": 1, "num_attention_heads": 2,
+               "intermediate_size": 16, "max_position_embeddings": 16,
+               "type_vocab_size": 2}
+GPT2_CONFIG = {"model_type": "gpt2", "vocab_size": 10, "n_embd": 8, "n_layer": 1,
+               "n_head": 2, "n_positions": 16}
+# (case, backbone class, config, from_preset overrides, message fragments)
+HUGGING_FACE_CASES = [
+    ("BERT num_hidden_layers 10^6", BertBackbone,
+     {**BERT_CONFIG, "num_hidden_layers": 10**6}, {},
+     ["config.json", "`num_hidden_layers`=1000000 (kzoo's `num_layers`)", "at most 512",
+      "`num_layers=`"]),
+    ("BERT vocab_size 10^12", BertBackbone, {**BERT_CONFIG, "vocab_size": 10**12}, {},
+     ["config.json", "`vocab_size`=1000000000000", "`hidden_size`=8", "GiB"]),
+    ("BERT hidden_size 3.5", BertBackbone, {**BERT_CONFIG, "hidden_size": 3.5}, {},
+     ["`hidden_size` in", "config.json (kzoo's BertBackbone `hidden_dim`)",
+      "positive int, got 3.5"]),
+    ("BERT max_position_embeddings a string", BertBackbone,
+     {**BERT_CONFIG, "max_position_embeddings": "512"}, {},
+     ["`max_position_embeddings` in", "`max_sequence_length`", "got '512'"]),
+    ("BERT type_vocab_size null", BertBackbone,
+     {**BERT_CONFIG, "type_vocab_size": None}, {},
+     ["`type_vocab_size` in", "`num_segments`", "got None"]),
+    ("BERT hidden_dropout_prob a string", BertBackbone,
+     {**BERT_CONFIG, "hidden_dropout_prob": "0.1"}, {},
+     ["`hidden_dropout_prob` in", "config.json", "must be a number"]),
+    ("BERT override named as passed", BertBackbone, BERT_CONFIG,
+     {"num_layers": 10**6},
+     ["`num_layers`=1000000", "at most 512"]),
+    ("GPT-2 n_layer 10^6", GPTBackbone, {**GPT2_CONFIG, "n_layer": 10**6}, {},
+     ["config.json", "`n_layer`=1000000 (kzoo's `num_layers`)", "at most 512"]),
+    ("GPT-2 n_positions 10^12", GPTBackbone, {**GPT2_CONFIG, "n_positions": 10**12}, {},
+     ["config.json", "`n_positions`=1000000000000", "GiB"]),
+    ("GPT-2 n_embd negative", GPTBackbone, {**GPT2_CONFIG, "n_embd": -8}, {},
+     ["`n_embd` in", "(kzoo's GPTBackbone `hidden_dim`)", "got -8"]),
+    ("GPT-2 n_inner 2.5", GPTBackbone, {**GPT2_CONFIG, "n_inner": 2.5}, {},
+     ["`n_inner` in", "`intermediate_dim`", "got 2.5"]),
+    ("GPT-2 vocab_size a bool", GPTBackbone, {**GPT2_CONFIG, "vocab_size": True}, {},
+     ["`vocab_size` in", "`vocabulary_size`", "got True"]),
+    ("GPT-1 n_head 0", GPTBackbone,
+     {**GPT2_CONFIG, "model_type": "openai-gpt", "n_head": 0}, {},
+     ["`n_head` in", "`num_heads`", "got 0"]),
+]
+
+
+@pytest.mark.parametrize("case,backbone_cls,config,overrides,fragments",
+                         HUGGING_FACE_CASES, ids=[c[0] for c in HUGGING_FACE_CASES])
+def test_hugging_face_sizes_are_named_as_the_file_writes_them(
+        tmp_path, case, backbone_cls, config, overrides, fragments):
+    folder = _hugging_face_config(tmp_path / "hf", config)
+    assert_refused_fast_and_clearly(
+        case, lambda: backbone_cls.from_preset(str(folder), **overrides), fragments)
+
+
+def test_the_hugging_face_configs_are_valid(tmp_path):
+    """The cases above differ from these in the one field they name."""
+    for name, (cls, config) in {"bert": (BertBackbone, BERT_CONFIG),
+                                "gpt2": (GPTBackbone, GPT2_CONFIG)}.items():
+        folder = _hugging_face_config(tmp_path / name, config)
+        assert cls.from_preset(str(folder), load_weights=False).num_layers == 1
 
 
 @pytest.fixture(scope="module")

@@ -194,3 +194,145 @@ def test_export_killed_mid_write_leaves_the_previous_export(tmp_path):
     write_saved_model(path, _writer(b"new "))  # the next export succeeds
     assert snapshot(path) == {k[len("model/"):]: v.replace(b"old ", b"new ")
                               for k, v in before.items()}
+
+
+_SAVE_PAUSED = """
+import sys
+import numpy as np
+from kzoo.models.bert.bert_backbone import BertBackbone
+from kzoo.testing import to_numpy
+from kzoo.testing.write_faults import pause_at
+
+preset, k = sys.argv[1], int(sys.argv[2])
+backbone = BertBackbone.from_preset(preset)
+for variable in backbone.weights:
+    variable.assign(to_numpy(variable) + 1.0)
+with pause_at(k):
+    backbone.save_to_preset(preset)
+print("saved", flush=True)
+"""
+
+
+def _kill_paused(script, *args, env=None):
+    """Runs ``script`` in a subprocess until it pauses before a write
+    (``pause_at``), kills it there with SIGKILL and returns that write."""
+    import signal
+    import subprocess
+    import sys
+
+    victim = subprocess.Popen([sys.executable, "-c", script, *map(str, args)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              env=env or {**os.environ})
+    try:
+        line = victim.stdout.readline()
+        assert line.startswith("paused before write"), f"no pause: {line!r}"
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+    assert victim.returncode == -signal.SIGKILL
+    return line.strip()
+
+
+def _assert_weights(backbone, values):
+    for variable, value in zip(backbone.weights, values):
+        np.testing.assert_array_equal(to_numpy(variable), value, err_msg=variable.path)
+
+
+@pytest.mark.large  # a fresh Python process per kill
+def test_save_to_preset_killed_at_each_stage_leaves_the_previous_preset(tmp_path):
+    """SIGKILL just before the first write, the first weight, a weight in
+    the middle, the metadata, the rename of the old folder aside and the
+    rename of the new one in: each time the previous preset is whole. Before
+    the last rename it is in its place; between the two renames (the one
+    instant the docs name) it is whole under a hidden ``.<name>.old-*``
+    name beside it."""
+    from kzoo.testing.write_faults import list_writes
+
+    classifier = tiny_classifier()
+    parent = tmp_path / "presets"
+    preset = parent / "tiny"
+    classifier.backbone.save_to_preset(str(preset))
+    classifier.preprocessor.tokenizer.save_to_preset(str(preset))
+    old_weights = [to_numpy(v) for v in classifier.backbone.weights]
+    before = snapshot(parent)
+    operations = list_writes(lambda: classifier.backbone.save_to_preset(str(preset)))
+    put_back(parent, before)
+    renames = [k for k, what in enumerate(operations, 1) if what == "os.rename"]
+    datasets = [k for k, what in enumerate(operations, 1) if "create_dataset" in what]
+    metadata = [k for k, what in enumerate(operations, 1) if what == "write to metadata.json"]
+    assert len(renames) == 2 and datasets and metadata, operations
+    points = [1, datasets[0], datasets[len(datasets) // 2], metadata[-1], *renames]
+    for k in points:
+        line = _kill_paused(_SAVE_PAUSED, preset, k)
+        after = snapshot(parent)
+        hidden = {name for name in after if name.startswith(".")}
+        if k == renames[-1]:  # between the renames: the old folder aside
+            assert not preset.exists(), line
+            (aside,) = {name.split("/")[0] for name in hidden if ".old-" in name}
+            assert {name.replace(aside, "tiny", 1): data for name, data in after.items()
+                    if name.startswith(aside + "/")} == before, line
+            os.rename(parent / aside, preset)  # by hand, as the docs say
+        else:
+            assert {n: d for n, d in after.items() if n not in hidden} == before, line
+        assert all(".tmp-" in name or ".old-" in name for name in hidden), hidden
+        _assert_weights(BertBackbone.from_preset(str(preset)), old_weights)
+        put_back(parent, before)  # the temporary folders deleted, as by hand
+        print(f"killed {line}: the previous preset loads equal")
+
+
+_EXPORT_PAUSED = """
+import json, sys
+from kzoo import cli
+from kzoo.testing.write_faults import list_writes, pause_at
+
+model, output, version, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+command = ["export", "--model", model, "--output", output, "--version", version]
+if k == 0:  # export to the end, listing the write operations
+    print(json.dumps(list_writes(lambda: cli.main(command))), flush=True)
+else:
+    with pause_at(k):
+        cli.main(command)
+"""
+
+
+@pytest.mark.large  # a fresh TensorFlow process per kill
+def test_kzoo_export_version_killed_at_each_stage_leaves_the_previous_versions(tmp_path):
+    """``kzoo export --version 2`` killed with SIGKILL before its first
+    write, before it rewrites ``saved_model.pb`` and before the rename that
+    puts the version folder in place: version 1 stays byte for byte what it
+    was and no version 2 appears; the next export writes it."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("tensorflow")
+    model = tmp_path / "classifier"
+    tiny_classifier().save_to_preset(str(model))
+    root = tmp_path / "serving"
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow"}
+
+    def export(version, k):
+        return subprocess.run(
+            [sys.executable, "-c", _EXPORT_PAUSED, str(model), str(root), str(version),
+             str(k)], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+
+    operations = json.loads(export(1, 0).stdout.strip().splitlines()[-1])
+    before = snapshot(root)
+    assert {name.split("/")[0] for name in before} == {"1"}
+    points = [1, operations.index("open saved_model.pb") + 1, len(operations)]
+    assert operations[-1] == "os.rename", operations
+    for k in points:
+        line = _kill_paused(_EXPORT_PAUSED, model, root, 2, k, env=env)
+        after = snapshot(root)
+        hidden = {name for name in after if name.startswith(".")}
+        assert {n: d for n, d in after.items() if n not in hidden} == before, line
+        assert all(".tmp-" in name for name in hidden), hidden
+        put_back(root, before)
+        print(f"killed {line}: version 1 whole, no version 2")
+    export(2, 0)
+    after = snapshot(root)
+    assert {n: d for n, d in after.items() if n.startswith("1/")} == before
+    assert "2/saved_model.pb" in after

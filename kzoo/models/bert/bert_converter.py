@@ -22,6 +22,7 @@ from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import (
     CONFIG_FILE,
+    config_number,
     listing,
     read_config,
     read_hf_tensors,
@@ -51,6 +52,19 @@ _HF_DEFAULTS = {
     "max_position_embeddings": 512,
     "type_vocab_size": 2,
     "layer_norm_eps": 1e-12,
+}
+
+#: BertBackbone sizes → the ``config.json`` fields they come from, passed as
+#: the file writes them: the loader's size check refuses what is not a
+#: positive int, naming the file's field
+_SIZE_FIELDS = {
+    "vocabulary_size": "vocab_size",
+    "num_layers": "num_hidden_layers",
+    "num_heads": "num_attention_heads",
+    "hidden_dim": "hidden_size",
+    "intermediate_dim": "intermediate_size",
+    "max_sequence_length": "max_position_embeddings",
+    "num_segments": "type_vocab_size",
 }
 
 #: Hugging Face ``hidden_act`` → BertBackbone ``activation``
@@ -345,18 +359,15 @@ class HuggingFaceBertSource(PresetSource):
             "class_name": "BertBackbone",
             "registered_name": "kzoo>BertBackbone",
             "config": {
-                "vocabulary_size": int(config["vocab_size"]),
-                "num_layers": int(config["num_hidden_layers"]),
-                "num_heads": int(config["num_attention_heads"]),
-                "hidden_dim": int(config["hidden_size"]),
-                "intermediate_dim": int(config["intermediate_size"]),
-                "dropout": float(config["hidden_dropout_prob"]),
-                "max_sequence_length": int(config["max_position_embeddings"]),
-                "num_segments": int(config["type_vocab_size"]),
-                "layer_norm_epsilon": float(config["layer_norm_eps"]),
+                **{ours: config[theirs] for ours, theirs in _SIZE_FIELDS.items()},
+                "dropout": config_number(config, "hidden_dropout_prob", where),
+                "layer_norm_epsilon": config_number(config, "layer_norm_eps", where),
                 "activation": _ACTIVATIONS[act],
             },
         }
+
+    def config_field_names(self):
+        return self.path / CONFIG_FILE, dict(_SIZE_FIELDS)
 
     def _tensors(self, select=None):
         """Checkpoint tensors by canonical name (``bert.`` stripped)."""

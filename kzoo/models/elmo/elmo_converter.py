@@ -23,7 +23,6 @@ What the conversion does (as AllenNLP's ``_ElmoCharacterEncoder`` and
   ``RNN_0`` is the forward direction, ``RNN_1`` the backward one.
 """
 
-import json
 import warnings
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import h5py
 import numpy as np
 
 from kzoo.presets.errors import PresetError
-from kzoo.presets.preset_source import PresetSource
+from kzoo.presets.preset_source import PresetSource, read_json
 
 OPTIONS_FILE = "options.json"
 
@@ -50,44 +49,60 @@ def _read_options(path):
     file = _options_file(path)
     if file is None:
         raise PresetError(f"{path} has no ELMo options file (options.json).")
-    try:
-        with open(file, encoding="utf-8") as f:
-            options = json.load(f)
-    except json.JSONDecodeError as exc:
-        raise PresetError(f"{file} is not valid JSON ({exc}).") from exc
-    if not isinstance(options, dict) or not {"lstm", "char_cnn"} <= set(options):
+    options = read_json(file)
+    if (not isinstance(options, dict)
+            or not all(isinstance(options.get(k), dict) for k in ("lstm", "char_cnn"))):
         raise PresetError(
             f"{file} is not an ELMo options file: it needs 'lstm' and "
-            "'char_cnn' sections."
+            "'char_cnn' sections (JSON objects)."
         )
     return file, options
 
 
 def _is_elmo_weights(file):
+    """True or False, or None where ``file`` does not open as HDF5."""
     try:
         with h5py.File(file, "r") as f:
             return "char_embed" in f and "RNN_0" in f
     except OSError:
-        return False
+        return None
 
 
 def weights_file(path):
     """The one hdf5 file of ``path`` that holds ELMo weights, or an error."""
     path = Path(path)
     candidates = sorted(path.glob("*.hdf5")) + sorted(path.glob("*.h5"))
-    found = [f for f in candidates if _is_elmo_weights(f)]
+    kinds = {f: _is_elmo_weights(f) for f in candidates}
+    found = [f for f in candidates if kinds[f]]
     if len(found) == 1:
         return found[0]
     if not found:
+        damaged = [f.name for f in candidates if kinds[f] is None]
         raise PresetError(
             f"{path} holds no ELMo weights file (an hdf5 file with 'char_embed' "
             f"and 'RNN_0'); hdf5 files there: "
-            f"{', '.join(f.name for f in candidates) or 'none'}."
+            f"{', '.join(f.name for f in candidates) or 'none'}"
+            + (f" ({', '.join(damaged)}: not readable as HDF5, damaged or "
+               "truncated)" if damaged else "")
+            + ". Put the weights file released with the options file in the "
+            "folder (download it again if it is damaged)."
         )
     raise PresetError(
         f"{path} holds several ELMo weights files ({', '.join(f.name for f in found)}): "
         "keep one per folder."
     )
+
+
+#: ElmoBackbone arguments → where the options file keeps them (for errors)
+OPTION_FIELDS = {
+    "num_layers": "lstm.n_layers",
+    "hidden_dim": "lstm.dim",
+    "projection_dim": "lstm.projection_dim",
+    "filters": "char_cnn.filters",
+    "num_highway_layers": "char_cnn.n_highway",
+    "character_dim": "char_cnn.embedding.dim",
+    "max_word_length": "char_cnn.max_characters_per_token",
+}
 
 
 def _option(options, file, section, key, default=None):
@@ -97,28 +112,47 @@ def _option(options, file, section, key, default=None):
     return value
 
 
+def _clip(options, file, key):
+    value = options["lstm"].get(key)
+    if not value:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PresetError(f"`lstm.{key}` in {file} must be a number, got {value!r:.100}.")
+    return float(value)
+
+
 def backbone_config_from_options(options, file="options.json"):
-    """ElmoBackbone arguments for an ELMo options dict."""
+    """ElmoBackbone arguments for an ELMo options dict.
+
+    The sizes are passed as the file writes them (the preset loader's size
+    check refuses what is not a positive int, or ``filters`` that are not
+    ``[width, count]`` pairs, naming the option as ``OPTION_FIELDS`` spells
+    it).
+    """
     lstm, cnn = options["lstm"], options["char_cnn"]
-    projection_dim = _option(options, file, "lstm", "projection_dim")
     activation = cnn.get("activation", "relu")
     if activation not in ("relu", "tanh"):
         raise PresetError(
-            f"{file} has char_cnn.activation={activation!r}; ELMo uses 'relu' or 'tanh'."
+            f"{file} has char_cnn.activation={activation!r:.100}; ELMo uses 'relu' or 'tanh'."
         )
+    embedding = _option(options, file, "char_cnn", "embedding")
+    if not isinstance(embedding, dict) or "dim" not in embedding:
+        raise PresetError(
+            f"`char_cnn.embedding` in {file} must be an object with a `dim`, got "
+            f"{embedding!r:.100}.")
     return {
-        "num_layers": int(_option(options, file, "lstm", "n_layers")),
-        "hidden_dim": int(_option(options, file, "lstm", "dim")),
-        "projection_dim": int(projection_dim),
-        "filters": [[int(w), int(n)] for w, n in _option(options, file, "char_cnn", "filters")],
-        "num_highway_layers": int(cnn.get("n_highway", 0)),
-        "character_dim": int(_option(options, file, "char_cnn", "embedding")["dim"]),
+        "num_layers": _option(options, file, "lstm", "n_layers"),
+        "hidden_dim": _option(options, file, "lstm", "dim"),
+        "projection_dim": _option(options, file, "lstm", "projection_dim"),
+        "filters": _option(options, file, "char_cnn", "filters"),
+        "num_highway_layers": cnn.get("n_highway", 0),
+        "character_dim": embedding["dim"],
         # CharacterIds' ids: 261 characters shifted by one, 0 for padding.
         "num_characters": 262,
-        "max_word_length": int(cnn.get("max_characters_per_token", 50)),
+        "max_word_length": cnn.get("max_characters_per_token", 50),
         "activation": activation,
-        "cell_clip": float(lstm["cell_clip"]) if lstm.get("cell_clip") else None,
-        "projection_clip": float(lstm["proj_clip"]) if lstm.get("proj_clip") else None,
+        "cell_clip": _clip(options, file, "cell_clip"),
+        "projection_clip": _clip(options, file, "proj_clip"),
         "use_skip_connections": bool(lstm.get("use_skip_connections", False)),
         "dropout": 0.0,
     }
@@ -221,40 +255,58 @@ class AllenNlpElmoSource(PresetSource):
             "config": backbone_config_from_options(options, file),
         }
 
+    def config_field_names(self):
+        return _options_file(self.path) or self.path, dict(OPTION_FIELDS)
+
     def load_backbone_weights(self, backbone):
         """Copies the hdf5 weights into ``backbone``, all or nothing.
 
-        Every dataset is found and its shape checked against the backbone
-        built from the options before any variable is assigned; a missing
-        dataset or a shape that does not fit raises a PresetError naming
-        them, and the backbone keeps its weights.
+        Every dataset is found and its shape and dtype checked against the
+        backbone built from the options before any variable is assigned (no
+        dataset is read after the first one that does not fit); a missing
+        dataset, a shape that does not fit, values that are not floats or a
+        file HDF5 cannot read raise a PresetError naming the file, the
+        datasets and both shapes, and the backbone keeps its weights.
         """
         file = weights_file(self.path)
         entries = _weight_map(backbone)
         problems, plan = [], []
-        with h5py.File(file, "r") as f:
-            for name, variable, expected, transform in entries:
-                if name not in f:
-                    problems.append(f"dataset {name} is missing")
-                    continue
-                stored = tuple(f[name].shape)
-                if stored != expected:
-                    problems.append(
-                        f"dataset {name} has shape {stored} but the options "
-                        f"ask for {expected}"
-                    )
-                    continue
-                value = transform(np.asarray(f[name][...], dtype="float32"))
-                plan.append((variable, value))
-            used = {name for name, _, _, _ in entries}
-            stored_names = []
-            f.visititems(lambda n, o: stored_names.append(n)
-                         if isinstance(o, h5py.Dataset) else None)
+        try:
+            with h5py.File(file, "r") as f:
+                for name, variable, expected, transform in entries:
+                    stored = f.get(name)
+                    if not isinstance(stored, h5py.Dataset):
+                        problems.append(f"dataset {name} is missing")
+                        continue
+                    if tuple(stored.shape) != expected:
+                        problems.append(
+                            f"dataset {name} has shape {tuple(stored.shape)} but "
+                            f"the options ask for {expected}"
+                        )
+                    elif stored.dtype.kind != "f":
+                        problems.append(
+                            f"dataset {name} holds {stored.dtype} values, not "
+                            "floats"
+                        )
+                    if problems:
+                        continue  # nothing more is read once one does not fit
+                    plan.append((variable, transform(
+                        np.asarray(stored[...], dtype="float32"))))
+                used = {name for name, _, _, _ in entries}
+                stored_names = []
+                f.visititems(lambda n, o: stored_names.append(n)
+                             if isinstance(o, h5py.Dataset) else None)
+        except OSError as exc:
+            raise PresetError(
+                f"Could not read {file} ({exc}): it is damaged or truncated. "
+                "Download the weights file again. Nothing was loaded."
+            ) from exc
         if problems:
             raise PresetError(
                 f"The weights in {file} do not fit the options in "
                 f"{_options_file(self.path)}: " + "; ".join(problems) + ". Use "
-                "the options file released with these weights. Nothing was loaded."
+                "the options file released with these weights (and download "
+                "the weights again if they are damaged). Nothing was loaded."
             )
         for variable, value in plan:
             variable.assign(value)

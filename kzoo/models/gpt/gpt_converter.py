@@ -21,7 +21,13 @@ import numpy as np
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.presets.errors import PresetError
-from kzoo.presets.hugging_face import CONFIG_FILE, listing, read_config, read_hf_tensors
+from kzoo.presets.hugging_face import (
+    CONFIG_FILE,
+    config_number,
+    listing,
+    read_config,
+    read_hf_tensors,
+)
 from kzoo.presets.preset_source import PresetSource
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import Tokenizer
@@ -120,23 +126,35 @@ def _weight_map(backbone, embedding_names=("wte.weight", "wpe.weight"),
     return entries
 
 
-def _gpt_backbone_config(config, activation, normalize_first, intermediate_dim=None):
+#: GPTBackbone sizes → the ``config.json`` fields (GPT-1 and GPT-2) they
+#: come from, passed as the file writes them: the loader's size check refuses
+#: what is not a positive int, naming the file's field
+_SIZE_FIELDS = {
+    "vocabulary_size": "vocab_size",
+    "num_layers": "n_layer",
+    "num_heads": "n_head",
+    "hidden_dim": "n_embd",
+    "max_sequence_length": "n_positions",
+}
+
+
+def _gpt_backbone_config(config, activation, normalize_first, where,
+                         intermediate_dim=None):
     """The GPTBackbone config of a GPT-1 or GPT-2 ``config.json`` (same keys:
-    ``n_embd``, ``n_layer``, ``n_head``, ``n_positions``, ...)."""
-    hidden = int(config["n_embd"])
+    ``n_embd``, ``n_layer``, ``n_head``, ``n_positions``, ...); without
+    ``intermediate_dim`` (GPT-2's ``n_inner``) it is 4 x ``n_embd``."""
+    hidden = config["n_embd"]
+    if intermediate_dim is None:
+        intermediate_dim = 4 * hidden if isinstance(hidden, int) else hidden
     return {
         "module": "kzoo.models.gpt.gpt_backbone",
         "class_name": "GPTBackbone",
         "registered_name": "kzoo>GPTBackbone",
         "config": {
-            "vocabulary_size": int(config["vocab_size"]),
-            "num_layers": int(config["n_layer"]),
-            "num_heads": int(config["n_head"]),
-            "hidden_dim": hidden,
-            "intermediate_dim": intermediate_dim or 4 * hidden,
-            "dropout": float(config["resid_pdrop"]),
-            "max_sequence_length": int(config["n_positions"]),
-            "layer_norm_epsilon": float(config["layer_norm_epsilon"]),
+            **{ours: config[theirs] for ours, theirs in _SIZE_FIELDS.items()},
+            "intermediate_dim": intermediate_dim,
+            "dropout": config_number(config, "resid_pdrop", where),
+            "layer_norm_epsilon": config_number(config, "layer_norm_epsilon", where),
             "activation": activation,
             "normalize_first": normalize_first,
         },
@@ -179,7 +197,16 @@ class HuggingFaceGPT2Source(PresetSource):
                 f"map; known: {', '.join(sorted(_ACTIVATIONS))}.")
         inner = config["n_inner"]
         return _gpt_backbone_config(config, _ACTIVATIONS[act], normalize_first=True,
-                                    intermediate_dim=int(inner) if inner else None)
+                                    where=where,
+                                    intermediate_dim=inner)
+
+    def config_field_names(self):
+        """The file's names of the sizes (GPT-2's ``n_inner`` where the file
+        sets it; otherwise the inner width is 4 x ``n_embd``)."""
+        names = dict(_SIZE_FIELDS)
+        if read_config(self.path).get("n_inner") is not None:
+            names["intermediate_dim"] = "n_inner"
+        return self.path / CONFIG_FILE, names
 
     def load_backbone_weights(self, backbone):
         """Copies the checkpoint into ``backbone``, all or nothing.
@@ -293,7 +320,8 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
                 f"{self.path / CONFIG_FILE} has afn={act!r}, which kzoo does not "
                 f"map; known: {', '.join(sorted(_OPENAI_GPT_ACTIVATIONS))}.")
         return _gpt_backbone_config(config, _OPENAI_GPT_ACTIVATIONS[act],
-                                    normalize_first=False)
+                                    normalize_first=False,
+                                    where=self.path / CONFIG_FILE)
 
     def load_tokenizer(self, cls=None, **kwargs):
         """A ``GPT1Tokenizer``; asked for a ``GPTTokenizer`` (as the GPT
