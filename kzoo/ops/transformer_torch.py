@@ -5,8 +5,8 @@ calls the ATen kernel directly; where the inputs' dtypes differ it defers to
 the ``keras.ops`` reference, whose type promotion it would otherwise have to
 repeat.
 
-``update_cache`` with ``in_place`` and without autograd copies the new keys
-and values into the cache's own rows (two small ``copy_`` into views of
+``update_cache`` with ``in_place``, without autograd and on a contiguous
+cache copies the new keys and values into the cache's own rows (two small ``copy_`` into views of
 the cache) instead of ``keras.ops.slice_update``'s clone of the whole cache.
 
 ``linear`` on a CPU without autograd (inference), on at least
@@ -107,8 +107,11 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
 
 def update_cache(cache, key, value, index, in_place=False):
     cache, key, value = _tensor(cache), _tensor(key), _tensor(value)
+    # A non-contiguous cache may be a broadcast view (a beam search's
+    # repeated rows share memory): written through the reference's copy.
     if (not in_place or _needs_grad(cache, key, value)
-            or not cache.dtype == key.dtype == value.dtype):
+            or not cache.dtype == key.dtype == value.dtype
+            or not cache.is_contiguous()):
         return transformer.update_cache_reference(cache, key, value, index)
     transformer._check_cache_update(cache, key, value)
     length = key.shape[1]

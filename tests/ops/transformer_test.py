@@ -249,6 +249,20 @@ def test_update_cache_matches_numpy(in_place, length, index, tensor_index):
             assert_allclose(to_numpy(given), cache, atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("in_place", (False, True))
+def test_update_cache_of_repeated_rows(in_place):
+    # A beam search's cache: one row repeated (a broadcast view on PyTorch,
+    # whose rows share memory), each copy then written with its own keys.
+    cache, key, value = _cache_inputs(1)
+    repeated = np.repeat(cache[:1], 2, axis=0)
+    got = kzoo.ops.update_cache(
+        ops.repeat(ops.convert_to_tensor(cache[:1]), 2, axis=0),
+        ops.convert_to_tensor(key), ops.convert_to_tensor(value), 4,
+        in_place=in_place)
+    assert_allclose(to_numpy(got), _numpy_update_cache(repeated, key, value, 4),
+                    atol=0, rtol=0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("in_place", (False, True))
 def test_update_cache_equals_reference(dtype, in_place):
