@@ -61,6 +61,11 @@ class TransformerDecoder(TransformerBlock):
             head_dim]``.
         cache_update_index: int or scalar int tensor: the position of the
             first input row (required with ``cache``).
+        cache_in_place: bool. The caller owns ``cache`` and never reads its
+            old value again (a generation loop): the new keys and values may
+            then be written into ``cache`` itself
+            (``kzoo.ops.update_cache``'s ``in_place``). Defaults to False
+            (``cache`` is left unchanged).
         training: bool. Whether dropout is active.
 
     Returns:
@@ -143,7 +148,7 @@ class TransformerDecoder(TransformerBlock):
                 f"`build_cache` makes one), got shape {shape}.")
 
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
-                        training, residual=None):
+                        training, residual=None, cache_in_place=False):
         shape = ops.shape(x)
         batch, length = shape[0], shape[1]
         fast = cache is not None
@@ -156,9 +161,8 @@ class TransformerDecoder(TransformerBlock):
             x = self._attend(query, key, value, mask, training=training)
         else:
             start = cache_update_index
-            update = ops.transpose(ops.stack([key, value], axis=1),
-                                   (0, 1, 3, 2, 4))  # [B, 2, H, T, D]
-            cache = ops.slice_update(cache, (0, 0, 0, start, 0), update)
+            cache = kzoo_ops.update_cache(cache, key, value, start,
+                                          in_place=cache_in_place)
             key, value = cache[:, 0], cache[:, 1]  # [B, H, max_length, D]
             mask = self._attention_mask(length, ops.shape(key)[2], start, None)
             x = kzoo_ops.attention(query, key, value, mask, key_layout="bhkd")
@@ -167,7 +171,7 @@ class TransformerDecoder(TransformerBlock):
                               residual), cache
 
     def call(self, inputs, padding_mask=None, cache=None, cache_update_index=None,
-             training=None):
+             cache_in_place=False, training=None):
         if cache is not None and cache_update_index is None:
             raise ValueError("`cache_update_index` is required with `cache`.")
         if cache is not None and padding_mask is not None:
@@ -179,7 +183,8 @@ class TransformerDecoder(TransformerBlock):
         x, cache = self._residual_block(
             inputs,
             lambda x, residual: self._self_attention(
-                x, padding_mask, cache, cache_update_index, training, residual),
+                x, padding_mask, cache, cache_update_index, training, residual,
+                cache_in_place),
             fast=cache is not None,  # generation: without Keras' per-call work
             training=training)
         if cache is not None:

@@ -59,14 +59,18 @@ class _Generation(keras.Model):
         # token on before any query reads it.
         prefill = inputs.get("prefill_ids")
         prefill = token_ids if prefill is None else ops.cast(prefill, "int32")
+        # The loop owns the cache (made here, never returned): each step may
+        # write its keys and values into it in place.
         _, cache = backbone.call_with_cache(
-            prefill, backbone.build_cache(batch, max_length), 0)
+            prefill, backbone.build_cache(batch, max_length), 0,
+            cache_in_place=True)
         index = ops.min(ops.sum(ops.cast(prompt_mask, "int32"), axis=1))
 
         def next_fn(token_ids, cache, index):
             rows = ops.shape(token_ids)[0]  # batch * num_beams for beam search
             token = ops.slice(token_ids, (0, index - 1), (rows, 1))
-            hidden, cache = backbone.call_with_cache(token, cache, index - 1)
+            hidden, cache = backbone.call_with_cache(token, cache, index - 1,
+                                                     cache_in_place=True)
             logits = head(hidden)[:, 0, :]
             if self.task.vocabulary_mask is not None:
                 logits = self.task.vocabulary_mask(logits)
@@ -106,7 +110,7 @@ class CausalLM(Task):
 
     The backbone needs a ``token_embedding``, ``max_sequence_length``,
     ``build_cache(batch, length)`` and ``call_with_cache(token_ids, cache,
-    index)`` (``GPTBackbone`` has them).
+    index, cache_in_place)`` (``GPTBackbone`` has them).
 
     Args:
         backbone: the decoder backbone.

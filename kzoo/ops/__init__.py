@@ -11,7 +11,8 @@ logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
-bias, activation and residual), ``layer_norm``, ``gelu`` and ``attention``,
+bias, activation and residual), ``layer_norm``, ``gelu``, ``attention`` and
+``update_cache`` (a generation step's keys and values into its cache),
 each a ``keras.ops`` reference plus the backend's fused kernel where it has
 one.
 """
@@ -42,4 +43,5 @@ from kzoo.ops.transformer import (  # noqa: F401, E402
     gelu,
     layer_norm,
     linear,
+    update_cache,
 )

@@ -17,6 +17,11 @@ only the active backend's module is imported):
 - ``attention``: the backend's fused scaled dot-product attention
   (PyTorch's ``scaled_dot_product_attention``, ``jax.nn``'s) on the
   ``[batch, length, heads, head_dim]`` layout, also on a head-major cache.
+- ``update_cache``: a generation step's keys and values written into a
+  head-major key/value cache at a position; on PyTorch, with
+  ``in_place=True`` and no gradient wanted, written into the cache's own
+  storage (``keras.ops.slice_update`` copies the whole cache to change a
+  few rows).
 
 Eager PyTorch runs every Keras op with its own dtype and conversion checks;
 these call the kernel directly, so a small op (a generation step's) costs
@@ -110,6 +115,27 @@ def attention_reference(query, key, value, mask=None, scale=None,
     return ops.einsum(f"bhqk,{key_layout}->bqhd", probabilities, value)
 
 
+def update_cache_reference(cache, key, value, index, in_place=False):
+    """``update_cache`` with ``keras.ops.slice_update`` (a new tensor; the
+    ``in_place`` hint is ignored)."""
+    _check_cache_update(cache, key, value)
+    update = ops.transpose(ops.stack([key, value], axis=1),
+                           (0, 1, 3, 2, 4))  # [batch, 2, heads, length, head_dim]
+    return ops.slice_update(cache, (0, 0, 0, index, 0),
+                            ops.cast(update, cache.dtype))
+
+
+def _check_cache_update(cache, key, value):
+    if len(cache.shape) != 5 or cache.shape[1] != 2:
+        raise ValueError(
+            "`cache` must be [batch, 2, heads, max_length, head_dim] (keys, "
+            f"then values, head-major), got shape {tuple(cache.shape)}.")
+    if tuple(key.shape) != tuple(value.shape) or len(key.shape) != 4:
+        raise ValueError(
+            "`key` and `value` must both be [batch, length, heads, head_dim], "
+            f"got shapes {tuple(key.shape)} and {tuple(value.shape)}.")
+
+
 def _check_key_layout(key_layout):
     if key_layout not in ("bkhd", "bhkd"):
         raise ValueError(
@@ -130,6 +156,7 @@ _linear = getattr(_KERNELS, "linear", linear_reference)
 _layer_norm = getattr(_KERNELS, "layer_norm", layer_norm_reference)
 _gelu = getattr(_KERNELS, "gelu", gelu_reference)
 _attention = getattr(_KERNELS, "attention", attention_reference)
+_update_cache = getattr(_KERNELS, "update_cache", update_cache_reference)
 
 
 def linear(x, kernel, bias=None, activation=None, residual=None):
@@ -197,3 +224,26 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
         ``[batch, queries, heads, head_dim]``.
     """
     return _attention(query, key, value, mask, scale, key_layout)
+
+
+def update_cache(cache, key, value, index, in_place=False):
+    """The key/value cache with ``length`` positions written at ``index``.
+
+    Args:
+        cache: float tensor ``[batch, 2, heads, max_length, head_dim]``: the
+            keys (``cache[:, 0]``) and values (``cache[:, 1]``), head-major.
+        key, value: float tensors ``[batch, length, heads, head_dim]``, the
+            keys and values of positions ``index .. index + length - 1``.
+        index: int or scalar int tensor, the first position written.
+        in_place: bool. The caller owns ``cache`` and never reads its old
+            value again (a generation loop that made it): the backend may
+            then write into ``cache`` itself and return it, which PyTorch
+            does when no gradient is wanted. With False (default) ``cache``
+            is left unchanged and a new tensor is returned.
+
+    Returns:
+        The cache ``[batch, 2, heads, max_length, head_dim]`` in ``cache``'s
+        dtype, equal to ``keras.ops.slice_update`` of the head-major keys
+        and values (``update_cache_reference``).
+    """
+    return _update_cache(cache, key, value, index, in_place)

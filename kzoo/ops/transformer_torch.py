@@ -5,6 +5,10 @@ calls the ATen kernel directly; where the inputs' dtypes differ it defers to
 the ``keras.ops`` reference, whose type promotion it would otherwise have to
 repeat.
 
+``update_cache`` with ``in_place``, without autograd and on a contiguous
+cache copies the new keys and values into the cache's own rows (two small ``copy_`` into views of
+the cache) instead of ``keras.ops.slice_update``'s clone of the whole cache.
+
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
 activation (or the residual sum) fused in
@@ -99,3 +103,21 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask,
                                          scale=scale)
     return out.transpose(1, 2)
+
+
+def update_cache(cache, key, value, index, in_place=False):
+    cache, key, value = _tensor(cache), _tensor(key), _tensor(value)
+    # A non-contiguous cache may be a broadcast view (a beam search's
+    # repeated rows share memory): written through the reference's copy.
+    if (not in_place or _needs_grad(cache, key, value)
+            or not cache.dtype == key.dtype == value.dtype
+            or not cache.is_contiguous()):
+        return transformer.update_cache_reference(cache, key, value, index)
+    transformer._check_cache_update(cache, key, value)
+    length = key.shape[1]
+    index = int(index)  # a Python or 0-d tensor position
+    with torch.no_grad():
+        # [batch, heads, length, head_dim] views of the cache's rows.
+        cache[:, 0, :, index:index + length].copy_(key.transpose(1, 2))
+        cache[:, 1, :, index:index + length].copy_(value.transpose(1, 2))
+    return cache

@@ -61,7 +61,7 @@ class BeamSampler(Sampler):
 
         def body(token_ids, cache, index, done, scores):
             logits, cache = next_fn(token_ids, cache, index)
-            log_probs = ops.log_softmax(ops.cast(logits, "float32") / self.temperature,
+            log_probs = ops.log_softmax(self.scale_logits(logits),
                                         axis=-1)
             vocabulary = ops.shape(log_probs)[-1]
             in_prompt = _column(prompt_mask, index)

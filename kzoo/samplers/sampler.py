@@ -62,6 +62,15 @@ class Sampler:
             self._seed_generator = keras.random.SeedGenerator(self.seed)
         return 1.0 - keras.random.uniform(shape, seed=self._seed_generator)
 
+    def scale_logits(self, logits):
+        """``logits`` in float32 divided by the temperature (not divided at
+        a temperature of 1, where the quotient is the logits themselves: a
+        pass over the whole vocabulary saved at every step)."""
+        logits = ops.cast(logits, "float32")
+        if self.temperature == 1.0:
+            return logits
+        return logits / self.temperature
+
     def choose(self, logits, noise):
         """Next token ids ``[batch]`` from float32 ``logits [batch, vocab]``
         (already divided by the temperature) and ``noise [batch]``."""
@@ -96,7 +105,7 @@ class Sampler:
 
         def body(token_ids, cache, index, done):
             logits, cache = next_fn(token_ids, cache, index)
-            logits = ops.cast(logits, "float32") / self.temperature
+            logits = self.scale_logits(logits)
             chosen = ops.cast(self.choose(logits, _column(noise, index)),
                               token_ids.dtype)
             in_prompt = _column(prompt_mask, index)

@@ -213,3 +213,76 @@ def test_attention_rejects_an_unknown_key_layout():
     q, k, v, _ = _attention_inputs()
     with pytest.raises(ValueError, match="key_layout"):
         kzoo.ops.attention(q, k, v, key_layout="bqhd")
+
+
+# --- update_cache ------------------------------------------------------------
+
+def _cache_inputs(length, seed=8):
+    rng = _rng(seed)
+    cache = rng.normal(size=(2, 2, 3, 6, 4)).astype("float32")
+    key, value = (rng.normal(size=(2, length, 3, 4)).astype("float32")
+                  for _ in range(2))
+    return cache, key, value
+
+
+def _numpy_update_cache(cache, key, value, index):
+    out = cache.copy()
+    length = key.shape[1]
+    out[:, 0, :, index:index + length] = np.transpose(key, (0, 2, 1, 3))
+    out[:, 1, :, index:index + length] = np.transpose(value, (0, 2, 1, 3))
+    return out
+
+
+@pytest.mark.parametrize("in_place", (False, True))
+@pytest.mark.parametrize("length, index", ((1, 0), (1, 5), (3, 2)))
+@pytest.mark.parametrize("tensor_index", (False, True))
+def test_update_cache_matches_numpy(in_place, length, index, tensor_index):
+    cache, key, value = _cache_inputs(length)
+    want = _numpy_update_cache(cache, key, value, index)
+    at = ops.convert_to_tensor(index, "int32") if tensor_index else index
+    for fn in (kzoo.ops.update_cache, transformer.update_cache_reference):
+        given = ops.convert_to_tensor(cache.copy())
+        got = fn(given, ops.convert_to_tensor(key), ops.convert_to_tensor(value),
+                 at, in_place=in_place)
+        assert_allclose(to_numpy(got), want, atol=0, rtol=0)
+        if not in_place:  # the caller's cache is left as it was
+            assert_allclose(to_numpy(given), cache, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("in_place", (False, True))
+def test_update_cache_of_repeated_rows(in_place):
+    # A beam search's cache: one row repeated (a broadcast view on PyTorch,
+    # whose rows share memory), each copy then written with its own keys.
+    cache, key, value = _cache_inputs(1)
+    repeated = np.repeat(cache[:1], 2, axis=0)
+    got = kzoo.ops.update_cache(
+        ops.repeat(ops.convert_to_tensor(cache[:1]), 2, axis=0),
+        ops.convert_to_tensor(key), ops.convert_to_tensor(value), 4,
+        in_place=in_place)
+    assert_allclose(to_numpy(got), _numpy_update_cache(repeated, key, value, 4),
+                    atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_place", (False, True))
+def test_update_cache_equals_reference(dtype, in_place):
+    # No gradient wanted: PyTorch's in-place write when asked. (The
+    # reference's slice_update has no gradient on TensorFlow; a generation
+    # loop needs none.)
+    cache, key, value = _cache_inputs(2, seed=9)
+    key, value = _in(dtype, key), _in(dtype, value)
+    got = kzoo.ops.update_cache(_in(dtype, cache.copy()), key, value, 3,
+                                in_place=in_place)
+    want = transformer.update_cache_reference(_in(dtype, cache.copy()), key,
+                                              value, 3)
+    assert keras.backend.standardize_dtype(got.dtype) == dtype
+    assert_allclose(to_numpy(ops.cast(got, "float32")),
+                    to_numpy(ops.cast(want, "float32")), atol=0, rtol=0)
+
+
+def test_update_cache_rejects_bad_shapes():
+    cache, key, value = _cache_inputs(1)
+    with pytest.raises(ValueError, match=r"`cache` must be \[batch, 2"):
+        kzoo.ops.update_cache(cache[:, :1], key, value, 0)
+    with pytest.raises(ValueError, match="`key` and `value`"):
+        kzoo.ops.update_cache(cache, key, value[:, :, :2], 0)

@@ -43,6 +43,12 @@ def test_greedy_and_temperature():
     with pytest.raises(ValueError, match="temperature"):
         samplers.RandomSampler(temperature=0)
     assert samplers.get("top_p").p == 0.9
+    # float32 logits over the temperature (at 1: the logits themselves)
+    half = np.array([[1.0, -3.0, 0.5]], "float16")
+    for temperature, want in ((1.0, [[1.0, -3.0, 0.5]]), (2.0, [[0.5, -1.5, 0.25]])):
+        got = samplers.RandomSampler(temperature=temperature).scale_logits(half)
+        assert keras.backend.standardize_dtype(got.dtype) == "float32"
+        assert to_numpy(got).tolist() == want
     assert samplers.get(samplers.BeamSampler(num_beams=2)).num_beams == 2
 
 

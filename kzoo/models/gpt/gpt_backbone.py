@@ -190,7 +190,8 @@ class GPTBackbone(Backbone):
         return tuple(ops.zeros(shape, dtype=self.compute_dtype)
                      for _ in self.transformer_layers)
 
-    def call_with_cache(self, token_ids, cache, cache_update_index):
+    def call_with_cache(self, token_ids, cache, cache_update_index,
+                        cache_in_place=False):
         """The network on ``length`` new positions, reading and writing a cache.
 
         Args:
@@ -198,6 +199,10 @@ class GPTBackbone(Backbone):
                 ``cache_update_index .. cache_update_index + length - 1``.
             cache: the tuple ``build_cache`` made (or this method returned).
             cache_update_index: int or scalar int tensor.
+            cache_in_place: bool. The caller owns ``cache`` and never reads
+                its old value again (a generation loop): each layer may then
+                write into its cache tensor itself (``kzoo.ops.update_cache``).
+                Defaults to False (``cache`` is left unchanged).
 
         Returns:
             ``(sequence_output, cache)``: ``[batch, length, hidden_dim]``
@@ -209,7 +214,8 @@ class GPTBackbone(Backbone):
         new_cache = []
         for layer, layer_cache in zip(self.transformer_layers, cache):
             x, layer_cache = layer(x, cache=layer_cache,
-                                   cache_update_index=cache_update_index)
+                                   cache_update_index=cache_update_index,
+                                   cache_in_place=cache_in_place)
             new_cache.append(layer_cache)
         if self.layer_norm is not None:
             x = self.layer_norm(x)

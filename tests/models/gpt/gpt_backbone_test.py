@@ -37,9 +37,10 @@ def test_preset_round_trip(tmp_path):
     assert_allclose(restored(INPUT_DATA)["sequence_output"], expected, atol=1e-6)
 
 
-@pytest.mark.parametrize("normalize_first,quantize",
-                         [(True, None), (False, None), (True, "int8")])
-def test_call_with_cache_equals_full_call(normalize_first, quantize):
+@pytest.mark.parametrize("normalize_first,quantize,in_place",
+                         [(True, None, False), (False, None, False),
+                          (True, "int8", False), (True, None, True)])
+def test_call_with_cache_equals_full_call(normalize_first, quantize, in_place):
     # int8: generation steps run the quantized layers' own computation too
     # (they once ran the float path on the int8 kernels: off by ~3.6).
     backbone = GPTBackbone(**INIT_KWARGS, normalize_first=normalize_first)
@@ -50,10 +51,17 @@ def test_call_with_cache_equals_full_call(normalize_first, quantize):
                               "padding_mask": np.ones_like(ids)})["sequence_output"])
     cache = backbone.build_cache(1, 8)
     assert len(cache) == 2 and tuple(cache[0].shape) == (1, 2, 2, 8, 4)
-    first, cache = backbone.call_with_cache(ids[:, :3], cache, 0)
+    first, cache = backbone.call_with_cache(ids[:, :3], cache, 0,
+                                            cache_in_place=in_place)
     steps = [to_numpy(first)]
     for i in (3, 4):
-        hidden, cache = backbone.call_with_cache(ids[:, i:i + 1], cache, i)
+        before = [to_numpy(c) for c in cache]
+        hidden, new_cache = backbone.call_with_cache(
+            ids[:, i:i + 1], cache, i, cache_in_place=in_place)
+        if not in_place:  # the caller's cache is left as it was
+            for old, given in zip(before, cache):
+                assert_allclose(to_numpy(given), old, atol=0, rtol=0)
+        cache = new_cache
         steps.append(to_numpy(hidden))
     assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-5)
 

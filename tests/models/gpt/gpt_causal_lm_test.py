@@ -101,9 +101,9 @@ def test_each_step_is_one_position_over_the_cache(monkeypatch):
     lengths = []
     original = lm.backbone.call_with_cache
 
-    def recording(token_ids, cache, index):
+    def recording(token_ids, cache, index, **kwargs):
         lengths.append(int(token_ids.shape[1]))
-        return original(token_ids, cache, index)
+        return original(token_ids, cache, index, **kwargs)
 
     monkeypatch.setattr(lm.backbone, "call_with_cache", recording)
     lm.generate_token_ids([[1, 2, 3]], max_length=12, stop_token_ids=None)
@@ -124,9 +124,9 @@ def test_prefill_covers_the_shortest_prompt_rounded_up(monkeypatch):
     lengths = []
     original = lm.backbone.call_with_cache
 
-    def recording(token_ids, cache, index):
+    def recording(token_ids, cache, index, **kwargs):
         lengths.append(token_ids.shape[1])  # (None in a TF retrace)
-        return original(token_ids, cache, index)
+        return original(token_ids, cache, index, **kwargs)
 
     monkeypatch.setattr(lm.backbone, "call_with_cache", recording)
     results = {}
