@@ -1,5 +1,7 @@
 """A left-to-right language model on any decoder backbone, with generation."""
 
+import inspect
+
 import keras
 import numpy as np
 from keras import ops
@@ -22,6 +24,15 @@ def _prefill_length(shortest_prompt, max_length):
     empty position (GPT-2's 1024 positions for a 10-token prompt).
     """
     return min(max_length, max(16, 1 << (max(shortest_prompt, 1) - 1).bit_length()))
+
+
+def _in_place_keywords(backbone):
+    """``{"cache_in_place": True}`` where the backbone's ``call_with_cache``
+    takes it; a backbone without it generates from a copied cache."""
+    parameters = inspect.signature(backbone.call_with_cache).parameters
+    takes = "cache_in_place" in parameters or any(
+        p.kind is p.VAR_KEYWORD for p in parameters.values())
+    return {"cache_in_place": True} if takes else {}
 
 
 class _Generation(keras.Model):
@@ -61,16 +72,16 @@ class _Generation(keras.Model):
         prefill = token_ids if prefill is None else ops.cast(prefill, "int32")
         # The loop owns the cache (made here, never returned): each step may
         # write its keys and values into it in place.
+        in_place = _in_place_keywords(backbone)
         _, cache = backbone.call_with_cache(
-            prefill, backbone.build_cache(batch, max_length), 0,
-            cache_in_place=True)
+            prefill, backbone.build_cache(batch, max_length), 0, **in_place)
         index = ops.min(ops.sum(ops.cast(prompt_mask, "int32"), axis=1))
 
         def next_fn(token_ids, cache, index):
             rows = ops.shape(token_ids)[0]  # batch * num_beams for beam search
             token = ops.slice(token_ids, (0, index - 1), (rows, 1))
             hidden, cache = backbone.call_with_cache(token, cache, index - 1,
-                                                     cache_in_place=True)
+                                                     **in_place)
             logits = head(hidden)[:, 0, :]
             if self.task.vocabulary_mask is not None:
                 logits = self.task.vocabulary_mask(logits)
@@ -110,7 +121,8 @@ class CausalLM(Task):
 
     The backbone needs a ``token_embedding``, ``max_sequence_length``,
     ``build_cache(batch, length)`` and ``call_with_cache(token_ids, cache,
-    index, cache_in_place)`` (``GPTBackbone`` has them).
+    index)`` (``GPTBackbone`` has them); where ``call_with_cache`` also takes
+    ``cache_in_place``, generation lets it write its cache in place.
 
     Args:
         backbone: the decoder backbone.
