@@ -63,7 +63,9 @@ def onnx(model, path, sequence_length=None, quantize=None):
             truncates to (default the preprocessor's); the graph takes any
             length up to the backbone's maximum.
         quantize: None, or ``"int8"``: ``model.onnx`` holds int8 weights
-            (``quantize_int8``), about a quarter of the float32 size.
+            (``quantize_int8``): the feed-forward products' weights; the
+            attention projections, whose kernels the graph reshapes, stay
+            float32.
 
     Returns:
         The absolute ``path``.
