@@ -95,6 +95,19 @@ def _seeded():
     keras.utils.set_random_seed(int(os.environ.get("KZOO_TEST_SEED", "0")))
 
 
+@pytest.fixture(scope="session")
+def allennlp_elmo():
+    """AllenNLP's ELMo test fixture folder (options.json, lm_weights.hdf5,
+    references), fetched with pip on first use; the test is skipped when it
+    cannot be fetched."""
+    from kzoo.testing.allennlp_fixtures import FixtureUnavailable, allennlp_elmo_fixture
+
+    try:
+        return allennlp_elmo_fixture()
+    except FixtureUnavailable as exc:
+        pytest.skip(f"AllenNLP 0.9.0's ELMo fixture cannot be fetched: {exc}")
+
+
 @pytest.fixture(autouse=True)
 def _doctest_namespace(doctest_namespace):
     import kzoo

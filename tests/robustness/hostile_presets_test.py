@@ -23,7 +23,6 @@ from kzoo.models.elmo.elmo_converter import AllenNlpElmoSource
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
 from kzoo.presets.errors import PresetError
 from kzoo.testing import to_numpy
-from kzoo.testing.allennlp_fixtures import FixtureUnavailable, allennlp_elmo_fixture
 from tests.models.bert.bert_classifier_test import tiny_classifier
 
 # The bound is on this process's CPU time: the test machines are shared, and
@@ -192,11 +191,8 @@ ELMO_WEIGHTS = "lm_weights.hdf5"
 
 
 @pytest.fixture(scope="module")
-def elmo_folder():
-    try:
-        return allennlp_elmo_fixture()
-    except FixtureUnavailable as exc:
-        pytest.skip(f"AllenNLP 0.9.0's ELMo fixture cannot be fetched: {exc}")
+def elmo_folder(allennlp_elmo):
+    return allennlp_elmo
 
 
 @pytest.fixture(scope="module")

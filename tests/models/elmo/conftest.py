@@ -1,21 +1,11 @@
-"""The AllenNLP ELMo fixture (fetched with pip on first use, else skipped)."""
+"""References computed from the AllenNLP ELMo fixture (``allennlp_elmo``,
+in the root conftest)."""
 
 import json
 
 import h5py
 import numpy as np
 import pytest
-
-from kzoo.testing.allennlp_fixtures import FixtureUnavailable, allennlp_elmo_fixture
-
-
-@pytest.fixture(scope="session")
-def allennlp_elmo():
-    """The fixture folder (options.json, lm_weights.hdf5, references)."""
-    try:
-        return allennlp_elmo_fixture()
-    except FixtureUnavailable as exc:
-        pytest.skip(f"AllenNLP 0.9.0's ELMo fixture cannot be fetched: {exc}")
 
 
 @pytest.fixture(scope="session")
