@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.presets.atomic_files import replace_folder
 from kzoo.presets.errors import PresetError
 from kzoo.presets.preset_source import read_json
 
@@ -184,9 +185,7 @@ def write_hf_folder(path, config, tensors, write_tokenizer=None):
                   os.path.join(tmp, SAFETENSORS_FILE), metadata={"format": "pt"})
         if write_tokenizer is not None:
             write_tokenizer(tmp)
-        if os.path.exists(path):
-            shutil.rmtree(path)
-        os.rename(tmp, path)
+        replace_folder(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
