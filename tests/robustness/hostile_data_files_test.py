@@ -1,11 +1,13 @@
-"""Broken data files for ``kzoo finetune`` / ``kzoo pretrain``: refused at
-the line, fast, without reading a huge line into memory."""
+"""Broken data files for ``kzoo finetune`` / ``kzoo pretrain`` and broken
+word-vector files: refused at the line, fast, without reading a huge line
+into memory or allocating what a lying header announces."""
 
 import resource
 import time
 
 import pytest
 
+from kzoo.models.word2vec.word_vectors import WordVectors
 from kzoo.training import data_files
 
 SECONDS = 1.0
@@ -48,6 +50,19 @@ CASES = [
      data_files.read_tagged_file, ["ner.conll line 2", "UTF-8"]),
     ("corpus 1 GB line", "corpus.txt", _sparse_line(b"One sentence.\n"),
      lambda path: data_files.read_documents([path]), ["corpus.txt line 2", "longer than"]),
+    ("word2vec binary header of 10^12 words", "vectors.bin",
+     _bytes(b"1000000000000 300\nking " + b"\0" * 1200),
+     lambda path: WordVectors.load_word2vec_format(path, binary=True),
+     ["vectors.bin: truncated at entry 2 of 1000000000000"]),
+    ("word2vec header with a negative count", "vectors.txt", _bytes(b"-5 3\nking 1 2 3\n"),
+     WordVectors.load_word2vec_format, ["vectors.txt, line 1", "at least 0"]),
+    ("word2vec text 1 GB line", "vectors.txt", _sparse_line(b"2 3\n"),
+     WordVectors.load_word2vec_format, ["vectors.txt, line 2", "longer than"]),
+    ("GloVe 1 GB line", "glove.txt", _sparse_line(b""),
+     WordVectors.load_glove, ["glove.txt, line 1", "longer than"]),
+    ("word2vec 1 GB header", "vectors.bin", _sparse_line(b""),
+     lambda path: WordVectors.load_word2vec_format(path, binary=True),
+     ["vectors.bin, line 1", "expected the header"]),
 ]
 
 

@@ -1,6 +1,8 @@
 """Static word vectors with gensim's `KeyedVectors` habits (plain numpy)."""
 
 import io
+import itertools
+import os
 
 import keras
 import numpy as np
@@ -11,6 +13,10 @@ from kzoo.presets.atomic_files import atomic_file
 from kzoo.tokenizers.word_tokenizer import WordTokenizer
 
 _CHUNK_ROWS = 256  # analogy questions per matrix product
+#: the longest line a word2vec / GloVe text file may hold (a word and its
+#: vector: 300 dims take about 3 KB)
+MAX_LINE_BYTES = 8 << 20
+_MAX_HEADER_BYTES = 256
 #: the token of row 0 of a backbone's table: words outside the vocabulary
 OOV_TOKEN = "[UNK]"
 
@@ -560,7 +566,7 @@ class WordVectors:
                                  "(binary files always have a header).")
             return cls._read_text(path, None, None, limit, first_line=1)
         with open(path, "rb") as f:
-            header = f.readline().decode("utf-8", errors="replace").split()
+            header = f.readline(_MAX_HEADER_BYTES).decode("utf-8", errors="replace").split()
             try:
                 count, dim = (int(x) for x in header)
             except ValueError:
@@ -568,6 +574,11 @@ class WordVectors:
                     f"{path}, line 1: expected the header `count dim`, got "
                     f"{' '.join(header)[:60]!r}. For a file without header "
                     "(GloVe), pass no_header=True.") from None
+            if count < 0 or dim < 1:
+                raise ValueError(
+                    f"{path}, line 1: the header `{count} {dim}` must give a "
+                    "word count of at least 0 and a vector size of at least "
+                    "1. Fix the file's first line.")
             if limit:
                 count = min(count, limit)
             if binary:
@@ -584,12 +595,21 @@ class WordVectors:
         words, rows = [], []
         with open(path, "rb") as f:
             if first_line == 2:
-                f.readline()
-            for line_no, raw in enumerate(f, first_line):
+                f.readline(_MAX_HEADER_BYTES)
+            for line_no in itertools.count(first_line):
                 if count is not None and len(words) == count:
                     break
                 if limit and len(words) == limit:
                     break
+                raw = f.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE_BYTES:
+                    raise ValueError(
+                        f"{path}, line {line_no}: longer than {MAX_LINE_BYTES} "
+                        "bytes, more than a word and its vector take: the file "
+                        "is not a word2vec / GloVe text file (binary=True for "
+                        "the binary format).")
                 parts = raw.decode("utf-8", errors="replace").rstrip("\n\r ").split(" ")
                 if dim is None:
                     dim = len(parts) - 1
@@ -615,7 +635,11 @@ class WordVectors:
     @classmethod
     def _read_binary(cls, f, path, count, dim):
         size = 4 * dim
-        words, vectors = [], np.empty((count, dim), np.float32)
+        # Rows for the entries the file can hold (each is at least a space and
+        # the vector's bytes), not for what the header announces: a file
+        # shorter than its header says fails at its last entry instead.
+        capacity = (os.fstat(f.fileno()).st_size - f.tell()) // (size + 1)
+        words, vectors = [], np.empty((min(count, capacity), dim), np.float32)
         reader = io.BufferedReader(f, buffer_size=1 << 20) if not isinstance(
             f, io.BufferedReader) else f
         for i in range(count):
