@@ -18,6 +18,8 @@ BACKEND_LIBRARIES = TENSORFLOW | {"tf_keras", "jax", "jaxlib", "torch"}
 # The Keras modules whose `backend()` names the backend that runs.
 NAMES_THE_BACKEND = {"keras.backend", "keras.config", "keras.src.backend",
                      "keras.src.backend.config"}
+# kzoo's lazy TensorFlow modules (imported on first use).
+LAZY_TENSORFLOW = {"kzoo.preprocessing.engine": {"tf", "tf_text"}}
 KERAS_BACKEND_PACKAGES = re.compile(r"^keras\.src\.backend\.(tensorflow|jax|torch|numpy|openvino)\b")
 
 
@@ -64,6 +66,9 @@ def backend_code(rel, text):
             elif node.module in NAMES_THE_BACKEND and any(
                     a.name == "backend" for a in node.names):
                 report(node, f"from {node.module} import backend")
+            elif "tensorflow" not in allowed and any(
+                    a.name in LAZY_TENSORFLOW.get(node.module, ()) for a in node.names):
+                report(node, f"from {node.module} import (lazy) TensorFlow")
         elif isinstance(node, ast.Attribute):
             path = _attribute_path(node)
             owner = path.rpartition(".")[0]
@@ -118,6 +123,7 @@ BRANCHES = {
     "import jax.numpy": "import jax.numpy as jnp\n",
     "from tensorflow": "from tensorflow import nest\n",
     "tensorflow_text": "import tensorflow_text\n",
+    "lazy tensorflow": "from kzoo.preprocessing.engine import tf\n",
     "import in a function": "def f():\n    import torch\n    return torch\n",
     "import_module": 'import importlib\ntorch = importlib.import_module("torch")\n',
     "__import__": 'jnp = __import__("jax.numpy")\n',
@@ -155,6 +161,7 @@ def test_the_rule_leaves_clean_code_support_code_and_data_files_alone(tmp_path):
     # Preprocessors, tokenizers and converters may use TensorFlow (tf.data) ...
     _plant(tmp_path, "kzoo/models/x/x_preprocessor.py", "import tensorflow as tf\n"
            "import tensorflow_text\nimport importlib\n"
+           "from kzoo.preprocessing.engine import tf, tf_text\n"
            'TF = importlib.import_module("tensorflow")\n')
     assert backend_code_under(tmp_path) == []
     # ... but no other backend library, and no backend check.

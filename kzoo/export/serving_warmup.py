@@ -33,6 +33,42 @@ WARMUP_TEXTS = ("", "hello", " ".join(
 _NUMERIC_LENGTH = 8
 
 
+def classify_endpoint(serve, input_names, class_names):
+    """TF Serving's Classify API over a raw-string predict function:
+    ``(classify, input_signature)``. ``classify`` takes ``inputs``,
+    serialized ``tf.Example`` protos with one bytes feature per name of
+    ``input_names``, calls ``serve`` on them and returns ``classes``
+    (``[batch, num_classes]`` strings, ``class_names``) and ``scores``
+    (``serve``'s ``probabilities``)."""
+    from kzoo.preprocessing.engine import tf
+
+    names, class_names = list(input_names), list(class_names)
+
+    def classify(serialized):
+        features = tf.io.parse_example(
+            serialized, {n: tf.io.FixedLenFeature([], tf.string) for n in names})
+        scores = serve(*[features[n] for n in names])["probabilities"]
+        classes = tf.tile(tf.constant([class_names]), [tf.shape(scores)[0], 1])
+        return {"classes": classes, "scores": scores}
+
+    return classify, [tf.TensorSpec([None], tf.string, name="inputs")]
+
+
+def classify_warmup_requests(input_names):
+    """Warmup requests of a classify signature: serialized ``tf.Example``
+    protos of an empty, a one-word and a long text (``WARMUP_TEXTS``), each
+    text in every feature of ``input_names``."""
+    from kzoo.preprocessing.engine import tf
+
+    def example(text):
+        feature = {n: tf.train.Feature(bytes_list=tf.train.BytesList(
+            value=[text.encode("utf-8")])) for n in input_names}
+        return tf.train.Example(
+            features=tf.train.Features(feature=feature)).SerializeToString()
+
+    return [{"inputs": [example(text)]} for text in WARMUP_TEXTS]
+
+
 def default_warmup_inputs(specs):
     """Representative inputs of a signature, or None when there are none to
     guess.

@@ -5,7 +5,6 @@ import numpy as np
 
 from kzoo.api_export import kzoo_export
 from kzoo.models.classifier_task import ClassifierTask
-from kzoo.preprocessing.engine import tf
 
 
 @kzoo_export("kzoo.models.TextClassifier")
@@ -97,19 +96,11 @@ class TextClassifier(ClassifierTask):
         endpoints = super().serving_endpoints(sequence_length)
         if self.is_regressor:
             return endpoints
+        from kzoo.export.serving_warmup import classify_endpoint
+
         serve, signature = endpoints["serving_default"]
-        names = [spec.name for spec in signature]
-        class_names = list(self.class_names())
-
-        def classify(serialized):
-            features = tf.io.parse_example(
-                serialized, {n: tf.io.FixedLenFeature([], tf.string) for n in names})
-            scores = serve(*[features[n] for n in names])["probabilities"]
-            classes = tf.tile(tf.constant([class_names]), [tf.shape(scores)[0], 1])
-            return {"classes": classes, "scores": scores}
-
-        endpoints["classify"] = (
-            classify, [tf.TensorSpec([None], tf.string, name="inputs")])
+        endpoints["classify"] = classify_endpoint(
+            serve, [spec.name for spec in signature], self.class_names())
         return endpoints
 
     def serving_method_names(self):
@@ -122,17 +113,9 @@ class TextClassifier(ClassifierTask):
         default ones)."""
         if self.is_regressor:
             return {}
-        from kzoo.export.serving_warmup import WARMUP_TEXTS
+        from kzoo.export.serving_warmup import classify_warmup_requests
 
-        names = self.serving_input_names()
-
-        def example(text):
-            feature = {n: tf.train.Feature(bytes_list=tf.train.BytesList(
-                value=[text.encode("utf-8")])) for n in names}
-            return tf.train.Example(
-                features=tf.train.Features(feature=feature)).SerializeToString()
-
-        return {"classify": [{"inputs": [example(text)]} for text in WARMUP_TEXTS]}
+        return {"classify": classify_warmup_requests(self.serving_input_names())}
 
     def predict_labels(self, x, batch_size=32):
         """The predicted label of each text: its name with ``label_names``,
