@@ -109,10 +109,9 @@ class TransformerDecoder(TransformerBlock):
         self.feedforward_dropout = self._dropout("feedforward_dropout")
         self.built = True
 
-    def _attention_mask(self, query_length, key_length, start, padding_mask):
-        """``[batch or 1, 1, query_length, key_length]`` bool: who sees whom."""
-        queries = ops.arange(query_length, dtype="int32") + ops.cast(start, "int32")
-        keys = ops.arange(key_length, dtype="int32")
+    def _attention_mask(self, length, padding_mask):
+        """``[batch or 1, 1, length, length]`` bool: who sees whom."""
+        queries = keys = ops.arange(length, dtype="int32")
         mask = keys[None, :] <= queries[:, None]  # causal (diagonal included)
         if padding_mask is not None:
             valid = ops.cast(padding_mask, "bool")[:, None, :]
@@ -149,24 +148,22 @@ class TransformerDecoder(TransformerBlock):
 
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
                         training, residual=None, cache_in_place=False):
-        shape = ops.shape(x)
-        batch, length = shape[0], shape[1]
         fast = cache is not None
         qkv = self._sublayer(self.query_key_value_dense, x, fast)
-        heads = (batch, length, self.num_heads, self.head_dim)
-        query, key, value = (ops.reshape(t, heads)
-                             for t in ops.split(qkv, 3, axis=-1))
-        if cache is None:
-            mask = self._attention_mask(length, length, 0, padding_mask)
-            x = self._attend(query, key, value, mask, training=training)
+        if cache is not None:
+            # The cache write, the causal attention over the cache and the
+            # heads' merge as one op (one call per step, not a dozen).
+            x, cache = kzoo_ops.cached_self_attention(
+                qkv, cache, cache_update_index, in_place=cache_in_place)
         else:
-            start = cache_update_index
-            cache = kzoo_ops.update_cache(cache, key, value, start,
-                                          in_place=cache_in_place)
-            key, value = cache[:, 0], cache[:, 1]  # [B, H, max_length, D]
-            mask = self._attention_mask(length, ops.shape(key)[2], start, None)
-            x = kzoo_ops.attention(query, key, value, mask, key_layout="bhkd")
-        x = ops.reshape(x, (batch, length, self.hidden_dim))
+            shape = ops.shape(x)
+            batch, length = shape[0], shape[1]
+            heads = (batch, length, self.num_heads, self.head_dim)
+            query, key, value = (ops.reshape(t, heads)
+                                 for t in ops.split(qkv, 3, axis=-1))
+            mask = self._attention_mask(length, padding_mask)
+            x = self._attend(query, key, value, mask, training=training)
+            x = ops.reshape(x, (batch, length, self.hidden_dim))
         return self._sublayer(self.attention_output_dense, x, fast,
                               residual), cache
 

@@ -11,10 +11,11 @@ logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
-bias, activation and residual), ``layer_norm``, ``gelu``, ``attention`` and
-``update_cache`` (a generation step's keys and values into its cache),
-each a ``keras.ops`` reference plus the backend's fused kernel where it has
-one.
+bias, activation and residual), ``layer_norm``, ``gelu``, ``attention``,
+``update_cache`` (a generation step's keys and values into its cache) and
+``cached_self_attention`` (a generation step's whole attention over its
+cache), each a ``keras.ops`` reference plus the backend's fused kernel where
+it has one.
 """
 
 from kzoo.ops.sparse_rows import (  # noqa: F401
@@ -40,6 +41,7 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
 # Transformer primitives.
 from kzoo.ops.transformer import (  # noqa: F401, E402
     attention,
+    cached_self_attention,
     gelu,
     layer_norm,
     linear,

@@ -22,6 +22,12 @@ only the active backend's module is imported):
   ``in_place=True`` and no gradient wanted, written into the cache's own
   storage (``keras.ops.slice_update`` copies the whole cache to change a
   few rows).
+- ``cached_self_attention``: a generation step's attention from its fused
+  query/key/value projection: the keys and values written into the cache,
+  the queries attending causally over it, the heads merged back. One call
+  per layer and step where the written-out form is a dozen small ops; on
+  PyTorch (eager) it reads only the cache's filled positions, and a
+  one-token step needs no mask at all (every filled position is visible).
 
 Eager PyTorch runs every Keras op with its own dtype and conversion checks;
 these call the kernel directly, so a small op (a generation step's) costs
@@ -125,6 +131,39 @@ def update_cache_reference(cache, key, value, index, in_place=False):
                             ops.cast(update, cache.dtype))
 
 
+def cached_self_attention_reference(qkv, cache, index, in_place=False):
+    """``cached_self_attention`` with ``keras.ops``: ``update_cache_reference``
+    then ``attention_reference`` over the whole cache with a causal mask
+    (the ``in_place`` hint is ignored)."""
+    batch, length, heads, head_dim = _check_cached_self_attention(qkv, cache)
+    query, key, value = (ops.reshape(t, (batch, length, heads, head_dim))
+                         for t in ops.split(qkv, 3, axis=-1))
+    cache = update_cache_reference(cache, key, value, index)
+    queries = ops.arange(length, dtype="int32") + ops.cast(index, "int32")
+    keys = ops.arange(ops.shape(cache)[3], dtype="int32")
+    mask = keys[None, None, None, :] <= queries[None, None, :, None]
+    attended = attention_reference(query, cache[:, 0], cache[:, 1], mask,
+                                   key_layout="bhkd")
+    return ops.reshape(attended, (batch, length, heads * head_dim)), cache
+
+
+def _check_cached_self_attention(qkv, cache):
+    """``(batch, length, heads, head_dim)`` of valid inputs; else an error."""
+    if len(cache.shape) != 5 or cache.shape[1] != 2:
+        raise ValueError(
+            "`cache` must be [batch, 2, heads, max_length, head_dim] (keys, "
+            f"then values, head-major), got shape {tuple(cache.shape)}.")
+    heads, head_dim = cache.shape[2], cache.shape[4]
+    if len(qkv.shape) != 3 or qkv.shape[-1] != 3 * heads * head_dim:
+        raise ValueError(
+            "`qkv` must be [batch, length, 3 * heads * head_dim] = [batch, "
+            f"length, {3 * heads * head_dim}] (queries, keys, values) for a "
+            f"cache of {heads} heads of size {head_dim}, got shape "
+            f"{tuple(qkv.shape)}.")
+    shape = ops.shape(qkv)
+    return shape[0], shape[1], heads, head_dim
+
+
 def _check_cache_update(cache, key, value):
     if len(cache.shape) != 5 or cache.shape[1] != 2:
         raise ValueError(
@@ -157,6 +196,8 @@ _layer_norm = getattr(_KERNELS, "layer_norm", layer_norm_reference)
 _gelu = getattr(_KERNELS, "gelu", gelu_reference)
 _attention = getattr(_KERNELS, "attention", attention_reference)
 _update_cache = getattr(_KERNELS, "update_cache", update_cache_reference)
+_cached_self_attention = getattr(_KERNELS, "cached_self_attention",
+                                 cached_self_attention_reference)
 
 
 def linear(x, kernel, bias=None, activation=None, residual=None):
@@ -247,3 +288,31 @@ def update_cache(cache, key, value, index, in_place=False):
         and values (``update_cache_reference``).
     """
     return _update_cache(cache, key, value, index, in_place)
+
+
+def cached_self_attention(qkv, cache, index, in_place=False):
+    """Causal self-attention of ``length`` new positions over a key/value
+    cache: a generation step's attention, from its fused projection.
+
+    The keys and values of ``qkv`` are written into ``cache`` at ``index``
+    (``update_cache``); the query of position ``index + i`` then attends to
+    cache positions ``0 .. index + i`` (``attention`` with the causal mask
+    over the cache); the heads are merged back into one axis. Cache
+    positions after ``index + length - 1`` get no weight.
+
+    Args:
+        qkv: float tensor ``[batch, length, 3 * heads * head_dim]``: the
+            queries, keys and values of positions ``index .. index + length
+            - 1``, in that order along the last axis, each
+            ``[heads, head_dim]`` flattened (GPT-2's ``c_attn`` output).
+        cache: float tensor ``[batch, 2, heads, max_length, head_dim]``, as
+            ``update_cache`` takes it.
+        index: int or scalar int tensor, the position of the first row.
+        in_place: bool, as ``update_cache``'s.
+
+    Returns:
+        ``(attended, cache)``: ``[batch, length, heads * head_dim]`` in
+        ``qkv``'s dtype, before the output projection, and the updated
+        cache.
+    """
+    return _cached_self_attention(qkv, cache, index, in_place)

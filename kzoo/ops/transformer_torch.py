@@ -9,6 +9,12 @@ repeat.
 cache copies the new keys and values into the cache's own rows (two small ``copy_`` into views of
 the cache) instead of ``keras.ops.slice_update``'s clone of the whole cache.
 
+``cached_self_attention`` reads only the cache's filled positions (the
+position is a Python number in eager PyTorch): a one-token step attends to
+all of them, with no mask; a longer one from position 0 is plain causal
+attention (``is_causal``); otherwise a boolean mask of the filled
+positions' size.
+
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
 activation (or the residual sum) fused in
@@ -20,6 +26,7 @@ autograd, or where PyTorch is built without oneDNN, it is ``F.linear`` and
 the activation's kernel.
 """
 
+import keras
 import torch
 import torch.nn.functional as F
 from keras import ops
@@ -28,8 +35,14 @@ from kzoo.ops import transformer
 
 
 def _tensor(x):
-    # A Keras variable's value (cast by the autocast scope), a tensor as is.
-    return x if isinstance(x, torch.Tensor) else ops.convert_to_tensor(x)
+    # A tensor as is; a Keras variable's value (cast by the autocast scope),
+    # read without `convert_to_tensor`'s device move (a no-op `.to` call per
+    # read, paid by every weight of every generation step).
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, keras.Variable):
+        return x.value
+    return ops.convert_to_tensor(x)
 
 
 _ONEDNN_LINEAR = (getattr(torch.ops.mkldnn, "_linear_pointwise", None)
@@ -40,6 +53,10 @@ _ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
 _ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
 #: fewest rows (product of the leading dimensions) sent to oneDNN's linear
 ONEDNN_MIN_ROWS = 64
+
+
+def _cast(x, dtype):
+    return x if x.dtype == dtype else x.to(dtype)
 
 
 def _needs_grad(*tensors):
@@ -73,9 +90,9 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):
     x = _tensor(x)
     if gamma is not None:
-        gamma = _tensor(gamma).to(x.dtype)
+        gamma = _cast(_tensor(gamma), x.dtype)
     if beta is not None:
-        beta = _tensor(beta).to(x.dtype)
+        beta = _cast(_tensor(beta), x.dtype)
     return F.layer_norm(x, (x.shape[-1],), gamma, beta, epsilon)
 
 
@@ -121,3 +138,26 @@ def update_cache(cache, key, value, index, in_place=False):
         cache[:, 0, :, index:index + length].copy_(key.transpose(1, 2))
         cache[:, 1, :, index:index + length].copy_(value.transpose(1, 2))
     return cache
+
+
+def cached_self_attention(qkv, cache, index, in_place=False):
+    qkv, cache = _tensor(qkv), _tensor(cache)
+    if qkv.dtype != cache.dtype:
+        return transformer.cached_self_attention_reference(qkv, cache, index)
+    batch, length, heads, head_dim = transformer._check_cached_self_attention(
+        qkv, cache)
+    index = int(index)  # a Python or 0-d tensor position
+    # [batch, length, heads, head_dim] views of the queries, keys and values.
+    query, key, value = qkv.unflatten(-1, (3, heads, head_dim)).unbind(2)
+    cache = update_cache(cache, key, value, index, in_place)
+    end = index + length
+    keys, values = cache[:, 0, :, :end], cache[:, 1, :, :end]
+    mask, causal = None, False
+    if length > 1 and index == 0:
+        causal = True
+    elif length > 1:  # query i sees keys 0 .. index + i
+        mask = torch.ones(length, end, dtype=torch.bool,
+                          device=qkv.device).tril_(index)
+    attended = F.scaled_dot_product_attention(
+        query.transpose(1, 2), keys, values, attn_mask=mask, is_causal=causal)
+    return attended.transpose(1, 2).reshape(batch, length, heads * head_dim), cache

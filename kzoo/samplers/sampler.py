@@ -73,7 +73,8 @@ class Sampler:
 
     def choose(self, logits, noise):
         """Next token ids ``[batch]`` from float32 ``logits [batch, vocab]``
-        (already divided by the temperature) and ``noise [batch]``."""
+        (already divided by the temperature) and ``noise [batch]`` (None
+        unless ``uses_noise``)."""
         raise NotImplementedError
 
     def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
@@ -106,8 +107,9 @@ class Sampler:
         def body(token_ids, cache, index, done):
             logits, cache = next_fn(token_ids, cache, index)
             logits = self.scale_logits(logits)
-            chosen = ops.cast(self.choose(logits, _column(noise, index)),
-                              token_ids.dtype)
+            # The noise column only where `choose` reads it.
+            noise_column = _column(noise, index) if self.uses_noise else None
+            chosen = ops.cast(self.choose(logits, noise_column), token_ids.dtype)
             in_prompt = _column(prompt_mask, index)
             chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
             chosen = ops.where(in_prompt, _column(token_ids, index), chosen)

@@ -95,7 +95,7 @@ def test_explicit_attention_equals_fused():
     layer = _layer()
     q, k, v = (RNG.normal(size=(2, 5, HEADS, HIDDEN // HEADS)).astype("float32")
                for _ in range(3))
-    mask = layer._attention_mask(5, 5, 0, PADDING)
+    mask = layer._attention_mask(5, PADDING)
     assert_allclose(layer._attend(q, k, v, mask, fused=False),
                     layer._attend(q, k, v, mask, fused=True), atol=1e-5)
 

@@ -286,3 +286,88 @@ def test_update_cache_rejects_bad_shapes():
         kzoo.ops.update_cache(cache[:, :1], key, value, 0)
     with pytest.raises(ValueError, match="`key` and `value`"):
         kzoo.ops.update_cache(cache, key, value[:, :, :2], 0)
+
+
+# --- cached_self_attention -----------------------------------------------------
+
+def _numpy_cached_self_attention(qkv, cache, index):
+    """The cache write, then each query over cache positions up to its own."""
+    batch, length, _ = qkv.shape
+    heads, head_dim = cache.shape[2], cache.shape[4]
+    q, k, v = (t.reshape(batch, length, heads, head_dim)
+               for t in np.split(qkv, 3, axis=-1))
+    cache = _numpy_update_cache(cache, k, v, index)
+    keys, values = (np.transpose(cache[:, i], (0, 2, 1, 3)) for i in (0, 1))
+    positions = np.arange(cache.shape[3])
+    mask = positions[None, :] <= index + np.arange(length)[:, None]
+    out = _numpy_attention(q, keys, values, mask[None, None], head_dim ** -0.5)
+    return out.reshape(batch, length, heads * head_dim), cache
+
+
+# (length, index): a one-token step, a prefill from 0, a few tokens later on
+CACHED_STEPS = ((1, 0), (1, 4), (3, 0), (3, 2), (6, 0))
+
+
+@pytest.mark.parametrize("length, index", CACHED_STEPS)
+@pytest.mark.parametrize("in_place", (False, True))
+@pytest.mark.parametrize("tensor_index", (False, True))
+def test_cached_self_attention_matches_numpy(length, index, in_place, tensor_index):
+    # The cache holds other values after the written positions: they get
+    # no weight.
+    cache, _, _ = _cache_inputs(1, seed=10)
+    qkv = _rng(11).normal(size=(2, length, 36)).astype("float32")
+    want, want_cache = _numpy_cached_self_attention(qkv, cache, index)
+    at = ops.convert_to_tensor(index, "int32") if tensor_index else index
+    for fn in (kzoo.ops.cached_self_attention,
+               transformer.cached_self_attention_reference):
+        given = ops.convert_to_tensor(cache.copy())
+        got, got_cache = fn(ops.convert_to_tensor(qkv), given, at,
+                            in_place=in_place)
+        assert_allclose(to_numpy(got), want, atol=1e-5, rtol=1e-5)
+        assert_allclose(to_numpy(got_cache), want_cache, atol=0, rtol=0)
+        if not in_place:
+            assert_allclose(to_numpy(given), cache, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("length, index", CACHED_STEPS)
+def test_cached_self_attention_equals_reference(dtype, length, index):
+    cache, _, _ = _cache_inputs(1, seed=12)
+    cache = _in(dtype, cache)
+    qkv = _in(dtype, _rng(13).normal(size=(2, length, 36)).astype("float32"))
+    got = kzoo.ops.cached_self_attention(qkv, cache, index)
+    want = transformer.cached_self_attention_reference(qkv, cache, index)
+    for tensor in got:
+        assert keras.backend.standardize_dtype(tensor.dtype) == dtype
+    _close(got[0], to_numpy(ops.cast(want[0], "float32")), dtype)
+    assert_allclose(to_numpy(ops.cast(got[1], "float32")),
+                    to_numpy(ops.cast(want[1], "float32")), atol=0, rtol=0)
+
+
+# TensorFlow's slice_update (XlaDynamicUpdateSlice) has no gradient: there
+# the op is its reference, and a generation step wants none.
+@pytest.mark.backends("jax", "torch")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("length, index", CACHED_STEPS)
+def test_cached_self_attention_gradient_equals_reference(dtype, length, index):
+    cache, _, _ = _cache_inputs(1, seed=14)
+    cache = _in(dtype, cache)
+    qkv = _rng(15).normal(size=(2, length, 36)).astype("float32")
+    # Both outputs in the sum: the keys and values reach it through both.
+    def run(fn):
+        def total(z):
+            attended, updated = fn(z, cache, index)
+            return (ops.sum(ops.cast(attended, "float32"))
+                    + ops.sum(ops.cast(updated, "float32") ** 2))
+        return total
+    _check(run(kzoo.ops.cached_self_attention),
+           run(transformer.cached_self_attention_reference), qkv, dtype)
+
+
+def test_cached_self_attention_rejects_bad_shapes():
+    cache, _, _ = _cache_inputs(1)
+    qkv = np.zeros((2, 1, 36), "float32")
+    with pytest.raises(ValueError, match=r"`qkv` must be \[batch, length, 3 \* heads"):
+        kzoo.ops.cached_self_attention(qkv[..., :24], cache, 0)
+    with pytest.raises(ValueError, match=r"`cache` must be \[batch, 2"):
+        kzoo.ops.cached_self_attention(qkv, cache[:, :1], 0)

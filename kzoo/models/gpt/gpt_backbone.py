@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.layers.position_embedding import PositionEmbedding
 from kzoo.layers.transformer_decoder import TransformerDecoder
@@ -213,12 +214,24 @@ class GPTBackbone(Backbone):
         x = tokens + self.position_embedding(tokens, start_index=cache_update_index)
         new_cache = []
         for layer, layer_cache in zip(self.transformer_layers, cache):
-            x, layer_cache = layer(x, cache=layer_cache,
-                                   cache_update_index=cache_update_index,
-                                   cache_in_place=cache_in_place)
+            # A block whose variables are in its compute dtype needs nothing
+            # from Keras' per-call work (input casts, autocast and name
+            # scopes; `x` is in that dtype already): called directly, which
+            # spares eager PyTorch a dispatch costing about as much as the
+            # block's own kernels' at batch 1. A mixed policy (float32
+            # variables, bfloat16 compute) goes through `__call__` for its
+            # autocast.
+            call = (layer.call if layer.compute_dtype == layer.variable_dtype
+                    else layer)
+            x, layer_cache = call(x, cache=layer_cache,
+                                  cache_update_index=cache_update_index,
+                                  cache_in_place=cache_in_place)
             new_cache.append(layer_cache)
         if self.layer_norm is not None:
-            x = self.layer_norm(x)
+            # The fused kernel, as the blocks' own norms in a cached call:
+            # without the Keras layer's per-call casts.
+            norm = self.layer_norm
+            x = kzoo_ops.layer_norm(x, norm.gamma, norm.beta, norm.epsilon)
         return x, tuple(new_cache)
 
     def get_config(self):
