@@ -190,8 +190,9 @@ def data_engine(num_examples=None):
     most ``PYTHON_DATA_LIMIT`` examples (any number when ``num_examples`` is
     None), else ``engine()``.
 
-    >>> with kzoo.preprocessing.engine_scope("python"):
-    ...     kzoo.preprocessing.engine.data_engine(10**6)
+    >>> from kzoo.preprocessing.engine import data_engine, engine_scope
+    >>> with engine_scope("python"):
+    ...     data_engine(10**6)
     'python'
     """
     chosen = chosen_engine()
