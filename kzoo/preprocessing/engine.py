@@ -21,7 +21,9 @@ backends, Python for up to ``PYTHON_DATA_LIMIT`` examples and ``tf.data``
 for more (TensorFlow installed). Building a ``tf.data`` pipeline costs a
 fixed setup on every call, which dominates a small request; its parallel
 map tokenizes large data with less CPU per example. The TensorFlow backend
-keeps ``tf.data``, whose batches it reads natively.
+keeps ``tf.data``, whose batches it reads natively, and so does a
+multi-process ``keras.distribution`` that shards the data itself (Keras
+takes only a ``tf.data.Dataset`` there).
 
 TensorFlow itself is imported on first use (``tf`` and ``tf_text`` here are
 lazy modules). On the JAX and PyTorch backends its GPUs are hidden from it as
@@ -188,7 +190,8 @@ def data_engine(num_examples=None):
     ``evaluate`` or ``predict``: the chosen engine when there is one (see
     ``chosen_engine``), else on the JAX and PyTorch backends Python for at
     most ``PYTHON_DATA_LIMIT`` examples (any number when ``num_examples`` is
-    None), else ``engine()``.
+    None) unless a multi-process distribution shards the data (Keras then
+    takes only ``tf.data``), else ``engine()``.
 
     >>> from kzoo.preprocessing.engine import data_engine, engine_scope
     >>> with engine_scope("python"):
@@ -200,10 +203,21 @@ def data_engine(num_examples=None):
         return chosen
     if not tensorflow_installed():
         return "python"
-    if _keras_backend() in ("jax", "torch") and (
+    if _keras_backend() in ("jax", "torch") and not _needs_tf_dataset() and (
             num_examples is None or num_examples <= PYTHON_DATA_LIMIT):
         return "python"
     return "tensorflow"
+
+
+def _needs_tf_dataset():
+    """Whether Keras only reads a ``tf.data.Dataset`` now: under a
+    multi-process ``keras.distribution`` that shards the data over the
+    processes itself (``auto_shard_dataset``)."""
+    keras = sys.modules.get("keras")
+    distribution = keras.distribution.distribution() if keras else None
+    return (distribution is not None
+            and getattr(distribution, "_is_multi_process", False)
+            and getattr(distribution, "auto_shard_dataset", False))
 
 
 def _keras_backend():

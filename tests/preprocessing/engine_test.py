@@ -1,5 +1,8 @@
 """Which engine preprocesses a task's in-memory raw data (``data_engine``)."""
 
+import types
+
+import keras
 import pytest
 
 from kzoo.preprocessing import engine
@@ -30,6 +33,21 @@ def test_small_in_memory_data_goes_to_python_on_jax_and_torch(unchosen, backend)
     assert engine.data_engine(100 * limit) == "tensorflow"
     # Eager calls of a layer keep the process's engine.
     assert engine.engine() == "tensorflow"
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_a_multi_process_distribution_that_shards_the_data_gets_tf_data(
+        unchosen, monkeypatch, backend):
+    unchosen(backend)
+    distribution = types.SimpleNamespace(_is_multi_process=True,
+                                         auto_shard_dataset=True)
+    monkeypatch.setattr(keras.distribution, "distribution", lambda: distribution)
+    assert engine.data_engine(1) == "tensorflow"
+    distribution.auto_shard_dataset = False  # the user shards: any data
+    assert engine.data_engine(1) == "python"
+    distribution._is_multi_process = False
+    distribution.auto_shard_dataset = True
+    assert engine.data_engine(1) == "python"
 
 
 def test_the_tensorflow_backend_keeps_tf_data(unchosen):
