@@ -7,6 +7,8 @@ import pytest
 
 from kzoo.preprocessing import engine
 
+pytestmark = pytest.mark.without_tensorflow
+
 
 @pytest.fixture
 def unchosen(monkeypatch):
