@@ -88,8 +88,12 @@ def preprocess(task, x, y=None, sample_weight=None):
     if getattr(task, "preprocessor", None) is None or not task._needs_preprocessing(x):
         return x, y, sample_weight
     count = len(x[0]) if isinstance(x, tuple) else len(x)
-    dataset = task._preprocess_dataset(x, y, sample_weight, batch_size=count)
-    batch = next(iter(dataset.as_numpy_iterator()))
+    dataset = task._preprocess_dataset(x, y, sample_weight, batch_size=count,
+                                       passes=1)
+    if isinstance(dataset, keras.utils.PyDataset):  # the Python engine's
+        batch = dataset[0]
+    else:
+        batch = next(iter(dataset.as_numpy_iterator()))
     return keras.utils.unpack_x_y_sample_weight(_to_numpy(batch))
 
 

@@ -1,5 +1,6 @@
 """Base class of every kzoo task: backbone + head (+ preprocessor)."""
 
+import contextlib
 import json
 import warnings
 
@@ -10,8 +11,16 @@ from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
 from kzoo.models.model_lock import locked
-from kzoo.preprocessing.batches import PreprocessedBatches, RawBatches
-from kzoo.preprocessing.engine import is_tensorflow_value
+from kzoo.preprocessing.batches import (
+    PreprocessedBatches,
+    RawBatches,
+    num_examples,
+)
+from kzoo.preprocessing.engine import (
+    data_engine,
+    engine_scope,
+    is_tensorflow_value,
+)
 from kzoo.preprocessing.pipeline import prefetched
 from kzoo.preprocessing.preprocessing_layer import to_tf, use_python
 from kzoo.presets import preset_loader, preset_saver
@@ -289,11 +298,14 @@ class Task(keras.Model):
 
     # --- data ---
     def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                            shuffle=False):
+                            shuffle=False, passes=None):
         """Raw data → batches with the preprocessor applied: a batched
         ``tf.data.Dataset`` with the preprocessor mapped (the TensorFlow
         engine, or a dataset given), or a ``PreprocessedBatches`` (the Python
         engine; no TensorFlow).
+
+        ``passes=1`` says the data is read once (``predict``,
+        ``evaluate``): nothing is prepared ahead for a next pass.
 
         Under a ``keras.distribution`` (JAX's data or model parallelism) the
         batches are whole (a partial last batch is dropped: it could not be
@@ -306,11 +318,13 @@ class Task(keras.Model):
         if isinstance(x, RawBatches):  # raw batches in their own order
             return PreprocessedBatches(
                 self.preprocessor, *x.data, batch_size=x.batch_size,
-                drop_remainder=static_batch)
+                drop_remainder=static_batch, engine=self._data_engine(x),
+                read_next_epoch=passes != 1)
         if self._python_pipeline(x):
             return PreprocessedBatches(
                 self.preprocessor, x, y, sample_weight, batch_size=batch_size,
-                shuffle=shuffle, drop_remainder=static_batch)
+                shuffle=shuffle, drop_remainder=static_batch, engine="python",
+                read_next_epoch=passes != 1)
         if _is_dataset(x):
             ds = x
         else:
@@ -328,9 +342,18 @@ class Task(keras.Model):
             self._preprocess_function(batch_size if static_batch else None),
             num_parallel_calls=tf.data.AUTOTUNE))
 
+    def _data_engine(self, x):
+        """The engine that preprocesses raw data ``x`` (``data_engine``:
+        by the chosen engine, the backend and the number of examples; a
+        ``RawBatches`` is read in Python whatever its size)."""
+        if isinstance(x, RawBatches):
+            return data_engine()
+        return data_engine(num_examples(x))
+
     def _python_pipeline(self, x):
         """Whether raw data ``x`` goes through the Python engine's pipeline."""
-        return (not _is_dataset(x) and use_python((x,))
+        return (not _is_dataset(x)
+                and use_python((x,), engine_name=self._data_engine(x))
                 and hasattr(self.preprocessor, "python_call"))
 
     def _preprocess_function(self, static_batch_size=None):
@@ -403,20 +426,21 @@ class Task(keras.Model):
 
         if getattr(self, "preprocessor", None) is None or is_tensors(x):
             return x, y, sample_weight
-        try:  # one label per example (most tasks) ...
-            rank = 1
-            data = self.preprocessor(*(
-                empty(v, d) for v, d in ((x, "string"), (y, "int32"),
-                                         (sample_weight, "float32")) if v is not None))
-        except ValueError:
-            if y is None:
-                raise
-            # ... or one label per word (token classification).
-            rank = 2
-        if rank == 2:
-            data = self.preprocessor(empty(x, "string"), *(
-                empty(v, d, rank=2) for v, d in ((y, "int32"), (sample_weight, "float32"))
-                if v is not None))
+        with engine_scope("python") if python else contextlib.nullcontext():
+            try:  # one label per example (most tasks) ...
+                rank = 1
+                data = self.preprocessor(*(
+                    empty(v, d) for v, d in ((x, "string"), (y, "int32"),
+                                             (sample_weight, "float32")) if v is not None))
+            except ValueError:
+                if y is None:
+                    raise
+                # ... or one label per word (token classification).
+                rank = 2
+            if rank == 2:
+                data = self.preprocessor(empty(x, "string"), *(
+                    empty(v, d, rank=2) for v, d in ((y, "int32"), (sample_weight, "float32"))
+                    if v is not None))
         if python:
             data = keras.tree.map_structure(
                 lambda t: keras.ops.convert_to_numpy(t)[:0], data)
@@ -489,7 +513,7 @@ class Task(keras.Model):
             values = [logs.pop("loss")] + list(logs.values())
             return values[0] if len(values) == 1 else values
         if self._needs_preprocessing(x):
-            x = self._preprocess_dataset(x, y, sample_weight, batch_size)
+            x = self._preprocess_dataset(x, y, sample_weight, batch_size, passes=1)
             y = sample_weight = batch_size = None
         return super().evaluate(x=x, y=y, batch_size=batch_size,
                                 sample_weight=sample_weight, return_dict=return_dict,
@@ -506,7 +530,7 @@ class Task(keras.Model):
             return keras.tree.map_structure(
                 keras.ops.convert_to_numpy, self(x, training=False))
         if self._needs_preprocessing(x):
-            x = self._preprocess_dataset(x, batch_size=batch_size)
+            x = self._preprocess_dataset(x, batch_size=batch_size, passes=1)
             batch_size = None
         return super().predict(x, batch_size=batch_size, **kwargs)
 

@@ -17,7 +17,8 @@ import math
 import keras
 import numpy as np
 
-from kzoo.preprocessing.engine import engine, engine_scope, tf
+from kzoo.preprocessing.engine import data_engine, engine_scope, tf
+from kzoo.preprocessing.engine import engine as current_engine
 from kzoo.preprocessing.preprocessing_layer import numpy_outputs
 
 
@@ -96,11 +97,17 @@ class PreprocessedBatches(keras.utils.PyDataset):
             each batch when Keras asks for it).
         seed: int or None. The shuffling seed; None draws one from numpy's
             global generator, which ``keras.utils.set_random_seed`` seeds.
+        engine: ``"python"``, ``"tensorflow"`` or None: the preprocessing
+            engine the batches run on (None: the engine of the calling
+            thread when the object is made).
+        read_next_epoch: bool. At an epoch's end, start preparing the next
+            epoch's first batches (``fit``); False for data read once
+            (``predict``, ``evaluate``), where they would go unused.
     """
 
     def __init__(self, preprocessor, x, y=None, sample_weight=None,
                  batch_size=32, shuffle=False, drop_remainder=False,
-                 prefetch=4, seed=None):
+                 prefetch=4, seed=None, engine=None, read_next_epoch=True):
         # Keras' own worker threads are not used: its enqueuer can hand the
         # first epoch's batches out of order after Keras peeks at one.
         super().__init__(workers=1, use_multiprocessing=False)
@@ -110,6 +117,7 @@ class PreprocessedBatches(keras.utils.PyDataset):
         self.shuffle = shuffle
         self.drop_remainder = drop_remainder
         self.prefetch = int(prefetch)
+        self.read_next_epoch = read_next_epoch
         self.size = num_examples(x)
         if seed is None and shuffle:
             seed = int(np.random.randint(2**31 - 1))
@@ -118,9 +126,7 @@ class PreprocessedBatches(keras.utils.PyDataset):
         self._pending = {}  # batch index -> Future
         self._executor = None
         # The background thread runs the engine the caller's thread runs now.
-        from kzoo.preprocessing.engine import engine
-
-        self._engine = engine()
+        self._engine = engine or current_engine()
 
     def _new_order(self):
         if self.shuffle:
@@ -140,7 +146,7 @@ class PreprocessedBatches(keras.utils.PyDataset):
         return keras.tree.map_structure(_as_model_input, outputs)
 
     def _read_ahead(self, start):
-        if self.prefetch <= 0:
+        if self.prefetch <= 0 or start >= len(self):
             return
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(
@@ -170,7 +176,8 @@ class PreprocessedBatches(keras.utils.PyDataset):
     def on_epoch_end(self):
         self._drop_pending()
         self._order = self._new_order()
-        self._read_ahead(0)
+        if self.read_next_epoch:
+            self._read_ahead(0)
 
     def __del__(self):
         if self._executor is not None:
@@ -197,8 +204,8 @@ def _as_numpy(value):
 def shuffled_epoch(data, epoch, batch_size, seed=0):
     """``data`` (arrays, lists or a dict / tuple of them) in the order of
     ``epoch``, batched: a ``tf.data.Dataset`` (the TensorFlow preprocessing
-    engine) or a ``RawBatches`` (the Python engine); a task's ``fit``
-    takes either.
+    engine) or a ``RawBatches`` (the Python engine, as ``data_engine``
+    chooses for data of this size); a task's ``fit`` takes either.
 
     Rows that are lists (sentences as word lists, and their per-word
     labels; endings) stay Python lists, batched in a ``RawBatches``.
@@ -221,7 +228,7 @@ def shuffled_epoch(data, epoch, batch_size, seed=0):
     size = len(keras.tree.flatten(arrays)[0])
     order = np.random.default_rng([seed, epoch]).permutation(size)
     taken = keras.tree.map_structure(lambda v: v[order], arrays)
-    if engine() == "python":
+    if data_engine(size) == "python":
         return RawBatches(keras.tree.map_structure(_as_list, taken), batch_size)
     return tf.data.Dataset.from_tensor_slices(taken).batch(batch_size)
 

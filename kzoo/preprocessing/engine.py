@@ -14,6 +14,17 @@ TensorFlow implementation always runs. Otherwise the engine decides:
 TensorFlow when it is installed and Python when it is not.
 ``set_engine`` / ``engine_scope`` change it in a program.
 
+Raw data held in memory (lists or numpy arrays of text) that a task's
+``fit``, ``evaluate`` or ``predict`` preprocesses follows ``data_engine``:
+the engine chosen as above when one is chosen; else, on the JAX and PyTorch
+backends, Python for up to ``PYTHON_DATA_LIMIT`` examples and ``tf.data``
+for more (TensorFlow installed). Building a ``tf.data`` pipeline costs a
+fixed setup on every call, which dominates a small request; its parallel
+map tokenizes large data with less CPU per example. The TensorFlow backend
+keeps ``tf.data``, whose batches it reads natively, and so does a
+multi-process ``keras.distribution`` that shards the data itself (Keras
+takes only a ``tf.data.Dataset`` there).
+
 TensorFlow itself is imported on first use (``tf`` and ``tf_text`` here are
 lazy modules). On the JAX and PyTorch backends its GPUs are hidden from it as
 it is imported, so that a ``tf.data`` pipeline never takes accelerator
@@ -28,6 +39,10 @@ import sys
 import threading
 
 ENGINES = ("tensorflow", "python")
+# The most examples of in-memory raw data that the Python engine
+# preprocesses by default on the JAX and PyTorch backends (see the module
+# doc); more go through tf.data where TensorFlow is installed.
+PYTHON_DATA_LIMIT = 2048
 INSTALL_TENSORFLOW = "pip install 'kzoo[tensorflow]'"
 
 _STATE = threading.local()
@@ -66,10 +81,7 @@ def require_tensorflow(what):
 def _hide_gpus(tf):
     """Keeps TensorFlow off the accelerators when it only feeds data to JAX
     or PyTorch (it would reserve most of a GPU's memory at its first op)."""
-    backend = os.environ.get("KERAS_BACKEND")
-    if "keras" in sys.modules:
-        backend = sys.modules["keras"].config.backend()
-    if backend in ("jax", "torch"):
+    if _keras_backend() in ("jax", "torch"):
         try:
             tf.config.set_visible_devices([], "GPU")
         except (RuntimeError, ValueError):  # already initialized: leave it
@@ -143,8 +155,10 @@ def engine_scope(name):
         _STATE.engine = previous
 
 
-def engine():
-    """The engine eager preprocessing calls use now (see the module doc)."""
+def chosen_engine():
+    """The engine chosen for this thread or process (``engine_scope``,
+    ``set_engine``, ``KZOO_PREPROCESSING``, in that order), or None when
+    none is chosen."""
     scoped = getattr(_STATE, "engine", None)
     if scoped is not None:
         return scoped
@@ -159,7 +173,59 @@ def engine():
         if env == "tensorflow":
             require_tensorflow("KZOO_PREPROCESSING=tensorflow")
         return env
+    return None
+
+
+def engine():
+    """The engine eager preprocessing calls use now (see the module doc)."""
+    chosen = chosen_engine()
+    if chosen is not None:
+        return chosen
     return "tensorflow" if tensorflow_installed() else "python"
+
+
+def data_engine(num_examples=None):
+    """The engine that preprocesses raw in-memory data (lists or numpy
+    arrays of text, not a ``tf.data.Dataset``) for a task's ``fit``,
+    ``evaluate`` or ``predict``: the chosen engine when there is one (see
+    ``chosen_engine``), else on the JAX and PyTorch backends Python for at
+    most ``PYTHON_DATA_LIMIT`` examples (any number when ``num_examples`` is
+    None) unless a multi-process distribution shards the data (Keras then
+    takes only ``tf.data``), else ``engine()``.
+
+    >>> from kzoo.preprocessing.engine import data_engine, engine_scope
+    >>> with engine_scope("python"):
+    ...     data_engine(10**6)
+    'python'
+    """
+    chosen = chosen_engine()
+    if chosen is not None:
+        return chosen
+    if not tensorflow_installed():
+        return "python"
+    if _keras_backend() in ("jax", "torch") and not _needs_tf_dataset() and (
+            num_examples is None or num_examples <= PYTHON_DATA_LIMIT):
+        return "python"
+    return "tensorflow"
+
+
+def _needs_tf_dataset():
+    """Whether Keras only reads a ``tf.data.Dataset`` now: under a
+    multi-process ``keras.distribution`` that shards the data over the
+    processes itself (``auto_shard_dataset``)."""
+    keras = sys.modules.get("keras")
+    distribution = keras.distribution.distribution() if keras else None
+    return (distribution is not None
+            and getattr(distribution, "_is_multi_process", False)
+            and getattr(distribution, "auto_shard_dataset", False))
+
+
+def _keras_backend():
+    """The Keras backend in use (from ``KERAS_BACKEND`` before Keras is
+    imported)."""
+    if "keras" in sys.modules:
+        return sys.modules["keras"].config.backend()
+    return os.environ.get("KERAS_BACKEND", "tensorflow")
 
 
 def is_tensorflow_value(x):

@@ -297,11 +297,13 @@ def _has_tensorflow_input(args, kwargs):
     return False
 
 
-def use_python(args=(), kwargs=None):
-    """Whether a call on these arguments runs the Python implementation."""
+def use_python(args=(), kwargs=None, engine_name=None):
+    """Whether a call on these arguments runs the Python implementation:
+    not inside a TensorFlow graph nor on TensorFlow values, and the engine
+    (``engine_name``, default ``engine()``) is Python."""
     if in_tensorflow_graph() or _has_tensorflow_input(args, kwargs or {}):
         return False
-    return engine() == "python"
+    return (engine_name or engine()) == "python"
 
 
 def _python_name(fn):

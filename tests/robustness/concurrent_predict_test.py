@@ -70,7 +70,7 @@ def test_threads_predict_preprocessed_requests_as_serial(embedder):
         np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"request {i}")
 
 
-@pytest.mark.large  # each raw `predict` builds its own input pipeline: ~1 s
+@pytest.mark.large  # on TensorFlow each raw `predict` builds a tf.data pipeline: ~1 s
 def test_threads_predict_raw_text_as_serial(embedder):
     """A new user's call: raw strings, one thread per request."""
     requests = mixed_requests(THREADS)

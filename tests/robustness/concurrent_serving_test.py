@@ -75,15 +75,15 @@ def requests():
 
 
 def _check(answers, errors, memory, serial, requests):
+    growth = memory["end"] / memory["warm"] - 1
+    print(f"\n{keras.config.backend()}: {len(requests)} requests from {THREADS} "
+          f"threads in {memory['seconds']:.0f} s, {len(errors)} failed: resident "
+          f"memory {memory['warm'] / 2**20:.0f} MiB after {WARM_REQUESTS}, "
+          f"{memory['end'] / 2**20:.0f} MiB at the end ({growth:+.1%})")
     assert not errors, f"{len(errors)} of {len(requests)} failed, first: {errors[0]!r}"
     for i, text in enumerate(requests):
         np.testing.assert_allclose(answers[i], serial[text], atol=1e-5,
                                    err_msg=f"request {i}")
-    growth = memory["end"] / memory["warm"] - 1
-    print(f"\n{keras.config.backend()}: {len(requests)} requests from {THREADS} "
-          f"threads in {memory['seconds']:.0f} s: resident memory "
-          f"{memory['warm'] / 2**20:.0f} MiB after {WARM_REQUESTS}, "
-          f"{memory['end'] / 2**20:.0f} MiB at the end ({growth:+.1%})")
     assert abs(growth) <= 0.10, f"memory {memory}: {growth:+.1%}"
 
 

@@ -134,13 +134,13 @@ class BertPretrainer(Task):
 
     # --- raw documents ---
     def _preprocess_dataset(self, x, y=None, sample_weight=None, batch_size=None,
-                            shuffle=False):
+                            shuffle=False, passes=None):
         is_dataset = hasattr(x, "element_spec")
         if (isinstance(x, (tuple, RawBatches))
                 or (is_dataset and not _is_documents_dataset(x))):
             # Sentence pairs with their labels: the generic path.
             return super()._preprocess_dataset(x, y, sample_weight, batch_size,
-                                               shuffle)
+                                               shuffle, passes)
         if y is not None or sample_weight is not None:
             raise ValueError(
                 "BertPretrainer makes its targets from the documents: pass "
@@ -150,7 +150,7 @@ class BertPretrainer(Task):
             x, batch_size=batch_size or 32, shuffle=shuffle
         )
         if isinstance(batches, RawBatches):  # pairs, to pack and mask
-            return super()._preprocess_dataset(batches)
+            return super()._preprocess_dataset(batches, passes=passes)
         return batches
 
     def fit(self, x=None, y=None, batch_size=None, sample_weight=None,
