@@ -18,10 +18,10 @@ Run it on an idle machine; never imported by the tests.
 import argparse
 import os
 import sys
-import time
 
 os.environ["KERAS_BACKEND"] = "torch"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _profile import interleaved_wall, print_op_table, profile_ops  # noqa: E402
 
 
 def main(argv=None):
@@ -35,7 +35,6 @@ def main(argv=None):
     import numpy as np
     import torch
     import transformers
-    from torch.profiler import ProfilerActivity, profile
 
     import kzoo
     from bert import CONFIG, _random_batch, transformers_config
@@ -57,42 +56,15 @@ def main(argv=None):
         return backbone.predict_on_batch(x)
 
     runs = {"kzoo": kz, "transformers": hf}
-    for fn in runs.values():
-        fn(), fn()
-    wall = {name: [] for name in runs}
-    for _ in range(args.reps):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            wall[name].append(time.perf_counter() - start)
-    ops = {}
-    for name, fn in runs.items():
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            for _ in range(args.passes):
-                fn()
-        ops[name] = {e.key: (e.self_cpu_time_total / 1e3 / args.passes,
-                             e.count // args.passes)
-                     for e in prof.key_averages()}
+    wall = interleaved_wall(runs, args.reps)
+    ops = profile_ops(runs, args.passes, per=args.passes)
 
     print(f"{args.dtype}, batch 32 x 128, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads, transformers attention: "
           f"{reference.config._attn_implementation}")
     print("wall ms a pass (median): " + ", ".join(
         f"{name} {np.median(t) * 1e3:.1f}" for name, t in wall.items()))
-    keys = sorted(set(ops["kzoo"]) | set(ops["transformers"]),
-                  key=lambda k: -max(ops["kzoo"].get(k, (0, 0))[0],
-                                     ops["transformers"].get(k, (0, 0))[0]))
-    print(f"{'op (self CPU ms a pass, calls)':<56} {'kzoo':>14} {'transformers':>14}")
-    for key in keys[:args.top]:
-        cells = []
-        for name in ("kzoo", "transformers"):
-            ms, calls = ops[name].get(key, (0.0, 0))
-            cells.append(f"{ms:8.1f} x{calls:<4}" if calls else f"{'-':>14}")
-        print(f"{key[:56]:<56} {cells[0]:>14} {cells[1]:>14}")
-    for name in runs:
-        total = sum(ms for ms, _ in ops[name].values())
-        print(f"{name}: all ops' self CPU {total:.1f} ms a pass")
-
+    print_op_table(ops, args.top, "a pass", width=56)
 
 if __name__ == "__main__":
     main()

@@ -20,10 +20,10 @@ Run it on an idle machine; never imported by the tests.
 import argparse
 import os
 import sys
-import time
 
 os.environ["KERAS_BACKEND"] = "torch"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _profile import interleaved_wall, print_op_table, profile_ops  # noqa: E402
 
 
 def main(argv=None):
@@ -39,7 +39,6 @@ def main(argv=None):
     import numpy as np
     import torch
     import transformers
-    from torch.profiler import ProfilerActivity, profile
 
     import kzoo
     from gpt import CONFIG, _prompts
@@ -69,21 +68,8 @@ def main(argv=None):
                                      stop_token_ids=None)
 
     runs = {"kzoo": kz, "transformers": hf}
-    for fn in runs.values():
-        fn(), fn()
-    wall = {name: [] for name in runs}
-    for _ in range(args.reps):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            wall[name].append(time.perf_counter() - start)
-    ops = {}
-    for name, fn in runs.items():
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            fn()
-        ops[name] = {e.key: (e.self_cpu_time_total / 1e3 / args.new_tokens,
-                             e.count / args.new_tokens)
-                     for e in prof.key_averages()}
+    wall = interleaved_wall(runs, args.reps)
+    ops = profile_ops(runs, 1, per=args.new_tokens)
 
     print(f"{args.dtype}, batch 1, prompt {args.prompt_length}, "
           f"{args.new_tokens} new tokens, torch {torch.__version__}, "
@@ -92,22 +78,7 @@ def main(argv=None):
         f"{name} {np.median(t):.3f}" for name, t in wall.items())
           + "; new tokens/s: " + ", ".join(
         f"{name} {args.new_tokens / np.median(t):.1f}" for name, t in wall.items()))
-    keys = sorted(set(ops["kzoo"]) | set(ops["transformers"]),
-                  key=lambda k: -max(ops["kzoo"].get(k, (0, 0))[0],
-                                     ops["transformers"].get(k, (0, 0))[0]))
-    print(f"{'op (self CPU ms a new token, calls)':<52} {'kzoo':>16} {'transformers':>16}")
-    for key in keys[:args.top]:
-        cells = []
-        for name in ("kzoo", "transformers"):
-            ms, calls = ops[name].get(key, (0.0, 0))
-            cells.append(f"{ms:7.2f} x{calls:<6.1f}" if calls else f"{'-':>16}")
-        print(f"{key[:52]:<52} {cells[0]:>16} {cells[1]:>16}")
-    for name in runs:
-        total_ms = sum(ms for ms, _ in ops[name].values())
-        calls = sum(c for _, c in ops[name].values())
-        print(f"{name}: all ops' self CPU {total_ms:.2f} ms, {calls:.0f} op calls "
-              "a new token")
-
+    print_op_table(ops, args.top, "a new token")
 
 if __name__ == "__main__":
     main()
