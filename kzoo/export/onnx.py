@@ -30,6 +30,12 @@ other backends a torch-backed copy of the task (a preset: the same
 weights, so the same outputs) is exported in a subprocess
 (``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
 TensorFlow; ``onnx_many`` exports several tasks through one subprocess.
+
+The traced graph is then rewritten for onnxruntime (``onnx_graph.simplify``):
+projection kernels folded to 2-D weights, the exact GELU as one ``Gelu``,
+each attention core as one ``MultiHeadAttention`` (``com.microsoft``
+operators, which onnxruntime runs), and the residual adds before the layer
+norms as ``Sum``.
 """
 
 import importlib
@@ -42,6 +48,7 @@ import tempfile
 
 import keras
 
+from kzoo.export import onnx_graph
 from kzoo.presets.atomic_files import replace_folder
 
 MODEL_FILE = "model.onnx"
@@ -63,9 +70,8 @@ def onnx(model, path, sequence_length=None, quantize=None):
             truncates to (default the preprocessor's); the graph takes any
             length up to the backbone's maximum.
         quantize: None, or ``"int8"``: ``model.onnx`` holds int8 weights
-            (``quantize_int8``): the feed-forward products' weights; the
-            attention projections, whose kernels the graph reshapes, stay
-            float32.
+            (``quantize_int8``): every projection's but the attention value
+            projections', and the embedding tables.
 
     Returns:
         The absolute ``path``.
@@ -207,6 +213,7 @@ def write_graph(model, file):
         opset_version=OPSET, external_data=False, verbose=False)
     written = onnx_lib.load(file)
     _check_free_dimensions(written, names)
+    onnx_graph.simplify(written)
     metadata = {"producer": "kzoo", "input_names": json.dumps(names)}
     label_names = getattr(model, "label_names", None)
     if label_names:
@@ -219,11 +226,21 @@ def quantize_int8(source, target):
     """Writes ``source``'s graph with int8 weights to ``target``:
     onnxruntime's dynamic quantization (activations quantized per batch at
     run time), per output channel, which keeps sentence embeddings much
-    closer to float32 than one scale per tensor does."""
+    closer to float32 than one scale per tensor does.
+
+    Every matrix product with a constant weight becomes an int8 one (the
+    query, key and output projections and both feed-forward products of
+    each layer, and a head's), as do the embedding tables, except the
+    attention value projections (``onnx_graph.value_projections``): their
+    outputs reach the attention's result unsoftened by the softmax, and
+    quantizing them moves sentence embeddings the most."""
+    import onnx as onnx_lib
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    keep = onnx_graph.value_projections(onnx_lib.load(os.fspath(source)))
     quantize_dynamic(os.fspath(source), os.fspath(target),
-                     weight_type=QuantType.QInt8, per_channel=True)
+                     weight_type=QuantType.QInt8, per_channel=True,
+                     nodes_to_exclude=keep)
 
 
 def _check_free_dimensions(written, names):
