@@ -451,6 +451,111 @@ def value_projections(model):
     return names
 
 
+#: a feed-forward channel whose largest calibration activation is this many
+#: times the median channel's is an outlier (``split_outlier_channels``)
+OUTLIER_RATIO = 8.0
+
+
+def _feed_forwards(graph):
+    """Each feed-forward network ``MatMul(x, W1) -> Add(b1) -> Gelu ->
+    MatMul(W2) -> Sum`` of ``graph`` (constant weights and bias), as a
+    tuple of those five nodes and ``b1``'s name."""
+    found = []
+    for gelu in graph.graph.node:
+        if gelu.op_type != "Gelu" or gelu.domain != MS_DOMAIN:
+            continue
+        down = graph.only_consumer(gelu.output[0])
+        add = graph.node(gelu.input[0], "Add")
+        if down is None or down.op_type != "MatMul" or add is None or (
+                down.input[1] not in graph.initializers or down.input[0] != gelu.output[0]):
+            continue
+        up = next((graph.producer[name] for name in add.input
+                   if graph.node(name, "MatMul") is not None), None)
+        bias = next((name for name in add.input if name in graph.initializers), None)
+        total = graph.only_consumer(down.output[0])
+        if up is None or bias is None or up.input[1] not in graph.initializers or (
+                total is None or total.op_type != "Sum"):
+            continue
+        found.append((up, add, gelu, down, total, bias))
+    return found
+
+
+def split_outlier_channels(model, feeds, ratio=OUTLIER_RATIO):
+    """Computes the outlier channels of each feed-forward network apart.
+
+    A few channels of the GELU activations between a transformer's two
+    feed-forward products take values tens of times larger than the rest
+    (the same channels whatever the text). Dynamic int8 quantization gives
+    an activation one scale for all its channels, so those few set a scale
+    too coarse for the others. This finds them by running ``model`` on
+    ``feeds`` (any valid inputs: random token ids do), and where a
+    channel's largest value is over ``ratio`` times the median channel's,
+    moves the channels into a second, narrow product pair beside the
+    first (``W1``'s columns, ``b1``'s entries and ``W2``'s rows), added in
+    the same ``Sum``: the outputs are unchanged.
+
+    Returns the names of the narrow products (to keep in float32).
+    """
+    import onnxruntime
+    from onnx import helper, numpy_helper
+
+    graph = _Graph(model.graph)
+    networks = _feed_forwards(graph)
+    if not networks:
+        return []
+    probe = type(model)()
+    probe.CopyFrom(model)
+    for network in networks:
+        probe.graph.output.append(helper.make_empty_tensor_value_info(network[2].output[0]))
+    session = onnxruntime.InferenceSession(probe.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    values = dict(zip(names, session.run(None, feeds)))
+    narrow, changed = [], set()
+    for up, add, gelu, down, total, bias in networks:
+        activations = values[gelu.output[0]]
+        peaks = np.abs(activations.reshape(-1, activations.shape[-1])).max(axis=0)
+        outliers = np.flatnonzero(peaks > ratio * np.median(peaks))
+        if not len(outliers) or len(outliers) == len(peaks):
+            continue
+        rest = np.setdiff1d(np.arange(len(peaks)), outliers)
+        w1 = graph.constant(up.input[1])
+        b1 = graph.constant(bias)
+        w2 = graph.constant(down.input[1])
+
+        def constant(stem, value):
+            name = graph.fresh(stem)
+            model.graph.initializer.append(
+                numpy_helper.from_array(np.ascontiguousarray(value), name))
+            return name
+
+        up.input[1] = constant("up_kernel", w1[:, rest])
+        add.input[list(add.input).index(bias)] = constant("up_bias", b1[rest])
+        down.input[1] = constant("down_kernel", w2[rest])
+        hidden, biased, activated, output = (graph.fresh(stem) for stem in (
+            "outlier_hidden", "outlier_biased", "outlier_activated", "outlier_output"))
+        side = [
+            helper.make_node("MatMul", [up.input[0], constant("up_kernel", w1[:, outliers])],
+                             [hidden], name=graph.fresh("outlier_up")),
+            helper.make_node("Add", [hidden, constant("up_bias", b1[outliers])], [biased],
+                             name=graph.fresh("outlier_bias")),
+            helper.make_node("Gelu", [biased], [activated], name=graph.fresh("outlier_gelu"),
+                             domain=MS_DOMAIN),
+            helper.make_node("MatMul", [activated, constant("down_kernel", w2[outliers])],
+                             [output], name=graph.fresh("outlier_down")),
+        ]
+        model.graph.node.extend(side)
+        total.input.append(output)
+        narrow += [side[0].name, side[3].name]
+        changed.update(name for node in (up, add, gelu) for name in node.output)
+    keep = [v for v in model.graph.value_info if v.name not in changed]
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(keep)
+    _remove_dead_nodes(model.graph)
+    _topological_sort(model.graph)
+    return narrow
+
+
 def simplify(model):
     """Applies the rewrites to ``model`` (an ``onnx.ModelProto``) in place
     and declares the ``com.microsoft`` operator set where they used it.
