@@ -507,10 +507,10 @@ def split_outlier_channels(model, feeds, ratio=OUTLIER_RATIO):
     probe.CopyFrom(model)
     for network in networks:
         probe.graph.output.append(helper.make_empty_tensor_value_info(network[2].output[0]))
-    session = onnxruntime.InferenceSession(probe.SerializeToString(),
+    runtime = onnxruntime.InferenceSession(probe.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    values = dict(zip(names, session.run(None, feeds)))
+    names = [o.name for o in runtime.get_outputs()]
+    values = dict(zip(names, runtime.run(None, feeds)))
     narrow, changed = [], set()
     for up, add, gelu, down, total, bias in networks:
         activations = values[gelu.output[0]]

@@ -525,12 +525,12 @@ def test_outlier_channels_are_computed_apart(tmp_path):
     side = {n.name: n for n in model.graph.node if n.name in narrow}
     assert sorted(widths[n.input[1]] for n in side.values()) == [[1, 4], [4, 1]]
     assert widths[next(n for n in model.graph.node if n.name == "down").input[1]] == [5, 4]
-    session = ort.InferenceSession(model.SerializeToString(),
+    runtime = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
     h = x @ w1 + b1
     erf = np.vectorize(math.erf)
     expected = (0.5 * h * (1 + erf(h / math.sqrt(2)))) @ w2 + x
-    np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, atol=1e-4)
+    np.testing.assert_allclose(runtime.run(None, {"x": x})[0], expected, atol=1e-4)
 
 
 def test_a_task_without_preprocessor_is_refused(tmp_path):
