@@ -70,6 +70,13 @@ class _Graph:
                     return self._numpy_helper.to_array(attribute.t)
         return None
 
+    def rank(self, name):
+        """``name``'s rank where the graph records its shape, else None."""
+        for info in (*self.graph.value_info, *self.graph.input, *self.graph.output):
+            if info.name == name and info.type.tensor_type.HasField("shape"):
+                return len(info.type.tensor_type.shape.dim)
+        return None
+
     def scalar(self, name):
         value = self.constant(name)
         if value is None or value.size != 1:
@@ -347,6 +354,9 @@ def _match_attention(graph, softmax):
     output = graph.only_consumer(merge.output[0])
     if output is None or output.op_type != "Reshape":
         return None
+    if any(graph.rank(x[0]) != 3 for x in (query, key, value)) or (
+            mask is not None and graph.rank(mask) != 4):
+        return None  # MultiHeadAttention takes [batch, length, hidden]
     heads, head_dim = query[1:]
     return {"query": query[0], "key": key[0], "value": value[0], "mask": mask,
             "heads": heads, "scale": query_scale * key_scale,
