@@ -30,6 +30,12 @@ other backends a torch-backed copy of the task (a preset: the same
 weights, so the same outputs) is exported in a subprocess
 (``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
 TensorFlow; ``onnx_many`` exports several tasks through one subprocess.
+
+The traced graph is then rewritten for onnxruntime (``onnx_graph.simplify``):
+projection kernels folded to 2-D weights, the exact GELU as one ``Gelu``,
+each attention core as one ``MultiHeadAttention`` (``com.microsoft``
+operators, which onnxruntime runs), and the residual adds before the layer
+norms as ``Sum``.
 """
 
 import importlib
@@ -42,6 +48,7 @@ import tempfile
 
 import keras
 
+from kzoo.export import onnx_graph
 from kzoo.presets.atomic_files import replace_folder
 
 MODEL_FILE = "model.onnx"
@@ -63,9 +70,9 @@ def onnx(model, path, sequence_length=None, quantize=None):
             truncates to (default the preprocessor's); the graph takes any
             length up to the backbone's maximum.
         quantize: None, or ``"int8"``: ``model.onnx`` holds int8 weights
-            (``quantize_int8``): the feed-forward products' weights; the
-            attention projections, whose kernels the graph reshapes, stay
-            float32.
+            (``quantize_int8``): every projection's but the attention value
+            projections' and a few outlier feed-forward channels', and the
+            embedding tables.
 
     Returns:
         The absolute ``path``.
@@ -119,10 +126,12 @@ def onnx_many(models, sequence_length=None, quantize=None):
         elif graphs:
             _export_through_torch(graphs)
         if quantize == "int8":
-            for tmp in folders:
+            for (model, _), tmp in zip(models, folders):
                 float_file = os.path.join(tmp, "float32.onnx")
                 os.replace(os.path.join(tmp, MODEL_FILE), float_file)
-                quantize_int8(float_file, os.path.join(tmp, MODEL_FILE))
+                calibration = (None if getattr(model, "onnx_files", None) is not None
+                               else calibration_inputs(model))
+                quantize_int8(float_file, os.path.join(tmp, MODEL_FILE), calibration)
                 os.remove(float_file)
         for tmp, path in zip(list(folders), paths):
             replace_folder(tmp, path)
@@ -207,6 +216,7 @@ def write_graph(model, file):
         opset_version=OPSET, external_data=False, verbose=False)
     written = onnx_lib.load(file)
     _check_free_dimensions(written, names)
+    onnx_graph.simplify(written)
     metadata = {"producer": "kzoo", "input_names": json.dumps(names)}
     label_names = getattr(model, "label_names", None)
     if label_names:
@@ -215,15 +225,65 @@ def write_graph(model, file):
     onnx_lib.save(written, file)
 
 
-def quantize_int8(source, target):
+def quantize_int8(source, target, calibration=None):
     """Writes ``source``'s graph with int8 weights to ``target``:
     onnxruntime's dynamic quantization (activations quantized per batch at
     run time), per output channel, which keeps sentence embeddings much
-    closer to float32 than one scale per tensor does."""
+    closer to float32 than one scale per tensor does.
+
+    Every matrix product with a constant weight becomes an int8 one (the
+    query, key and output projections and both feed-forward products of
+    each layer, and a head's), as do the embedding tables, except:
+
+    - the attention value projections (``onnx_graph.value_projections``):
+      their outputs reach the attention's result unsoftened by the softmax,
+      and quantizing them moves sentence embeddings the most;
+    - given ``calibration`` (the graph's inputs, ``{name: array}``), the
+      feed-forward networks' outlier channels, computed apart in float32
+      (``onnx_graph.split_outlier_channels``): a handful of the
+      intermediate width.
+    """
+    import onnx as onnx_lib
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(os.fspath(source), os.fspath(target),
-                     weight_type=QuantType.QInt8, per_channel=True)
+    model = onnx_lib.load(os.fspath(source))
+    keep = onnx_graph.value_projections(model)
+    if calibration is not None:
+        keep += onnx_graph.split_outlier_channels(model, calibration)
+    with tempfile.TemporaryDirectory() as tmp:
+        split = os.path.join(tmp, "split.onnx")
+        onnx_lib.save(model, split)
+        quantize_dynamic(split, os.fspath(target),
+                         weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_exclude=keep,
+                         extra_options={"DefaultTensorType": onnx_lib.TensorProto.FLOAT})
+
+
+def calibration_inputs(model, batch=8, length=64, seed=0):
+    """Inputs for ``quantize_int8``'s ``calibration``: random token ids
+    (below the backbone's vocabulary size), a padding mask of ones and
+    zeros for the other inputs, ``[batch, ..., length]`` (the length at
+    most the backbone's maximum); None where the task has no
+    ``backbone.vocabulary_size``."""
+    import numpy as np
+
+    backbone = getattr(model, "backbone", None)
+    vocabulary_size = getattr(backbone, "vocabulary_size", None)
+    if not vocabulary_size:
+        return None
+    length = min(length, int(getattr(backbone, "max_sequence_length", 0) or length))
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, tensor in graph_inputs(model).items():
+        middle = [3 if size is None else int(size) for size in tensor.shape[1:-1]]
+        shape = [batch, *middle, length]
+        if name == "token_ids":
+            feeds[name] = rng.integers(0, vocabulary_size, shape, dtype="int64")
+        elif name == "padding_mask":
+            feeds[name] = np.ones(shape, "int64")
+        else:
+            feeds[name] = np.zeros(shape, "int64")
+    return feeds
 
 
 def _check_free_dimensions(written, names):

@@ -430,6 +430,109 @@ def test_the_cli_writes_int8_weights(exported, tmp_path):
     assert cosine.min() >= 0.999, cosine
 
 
+def _constant_products(model):
+    """The MatMul nodes of ``model`` whose weight is an initializer."""
+    weights = {i.name: list(i.dims) for i in model.graph.initializer}
+    return [n for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+
+
+@pytest.mark.parametrize("name", ["embedder", "causal_lm", "multiple_choice"])
+def test_the_graph_is_rewritten_for_onnxruntime(exported, name):
+    """One MultiHeadAttention per layer and no softmax left in the encoder,
+    2-D projection weights (no kernel reshaped in the graph), the exact
+    GELU as one Gelu, a Sum before each layer norm."""
+    import onnx
+
+    task, folder = exported[name]
+    model = onnx.load(os.path.join(folder, "model.onnx"))
+    ops = [node.op_type for node in model.graph.node]
+    layers = task.backbone.num_layers
+    assert ops.count("MultiHeadAttention") == layers
+    assert "Erf" not in ops
+    if name == "embedder":  # no head: no softmax at all
+        assert "Softmax" not in ops and ops.count("Gelu") == layers
+    weights = {i.name: list(i.dims) for i in model.graph.initializer}
+    producers = {o: n for n in model.graph.node for o in n.output}
+    assert not [n.name for n in model.graph.node if n.op_type == "Reshape"
+                and n.input[0] in weights]
+    products = _constant_products(model)
+    assert products and all(len(weights[n.input[1]]) == 2 for n in products)
+    if name != "causal_lm":  # BERT: query, key, value, output, two feed-forward
+        assert len(products) >= 6 * layers
+    norms = [n for n in model.graph.node if n.op_type == "LayerNormalization"]
+    assert norms and all(producers[n.input[0]].op_type != "Add" for n in norms)
+
+
+def test_int8_quantizes_every_projection_but_the_values(exported, tmp_path):
+    """quantize_int8 without calibration: each product with a constant
+    weight becomes an int8 one but the value projections (the products
+    that feed MultiHeadAttention's third input, through their bias add)."""
+    import onnx
+
+    from kzoo.export.onnx import quantize_int8
+
+    task, folder = exported["embedder"]
+    source = onnx.load(os.path.join(folder, "model.onnx"))
+    producers = {o: n for n in source.graph.node for o in n.output}
+    values = []
+    for node in source.graph.node:
+        if node.op_type == "MultiHeadAttention":
+            add = producers[node.input[2]]
+            values += [producers[name].name for name in add.input if name in producers]
+    products = _constant_products(source)
+    assert len(values) == task.backbone.num_layers and set(values) <= {
+        n.name for n in products}
+    quantize_int8(os.path.join(folder, "model.onnx"), tmp_path / "int8.onnx")
+    int8 = onnx.load(tmp_path / "int8.onnx")
+    ops = [node.op_type for node in int8.graph.node]
+    quantized = ops.count("MatMulInteger") + ops.count("DynamicQuantizeMatMul")
+    assert quantized == len(products) - len(values)
+    assert sorted(n.name for n in _constant_products(int8)) == sorted(values)
+
+
+def test_outlier_channels_are_computed_apart(tmp_path):
+    """A feed-forward network whose third channel takes values far above
+    the others: split_outlier_channels moves it into a one-channel product
+    pair, the graph's output still the exact-GELU network's (numpy)."""
+    import math
+
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from kzoo.export import onnx_graph
+
+    rng = np.random.default_rng(0)
+    w1 = rng.normal(size=(4, 6)).astype("float32")
+    b1 = rng.normal(size=6).astype("float32")
+    b1[2] = 60.0
+    w2 = rng.normal(size=(6, 4)).astype("float32")
+    constants = [numpy_helper.from_array(v, n) for v, n in ((w1, "w1"), (b1, "b1"), (w2, "w2"))]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="up"),
+             helper.make_node("Add", ["h", "b1"], ["hb"], name="bias"),
+             helper.make_node("Gelu", ["hb"], ["g"], name="gelu", domain="com.microsoft"),
+             helper.make_node("MatMul", ["g", "w2"], ["f"], name="down"),
+             helper.make_node("Sum", ["f", "x"], ["y"], name="sum")]
+    x_info = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["b", "s", 4])
+    y_info = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["b", "s", 4])
+    model = helper.make_model(
+        helper.make_graph(nodes, "ffn", [x_info], [y_info], constants),
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
+        ir_version=10)
+    x = rng.normal(size=(2, 5, 4)).astype("float32")
+    narrow = onnx_graph.split_outlier_channels(model, {"x": x})
+    assert len(narrow) == 2
+    widths = {i.name: list(i.dims) for i in model.graph.initializer}
+    side = {n.name: n for n in model.graph.node if n.name in narrow}
+    assert sorted(widths[n.input[1]] for n in side.values()) == [[1, 4], [4, 1]]
+    assert widths[next(n for n in model.graph.node if n.name == "down").input[1]] == [5, 4]
+    runtime = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    h = x @ w1 + b1
+    erf = np.vectorize(math.erf)
+    expected = (0.5 * h * (1 + erf(h / math.sqrt(2)))) @ w2 + x
+    np.testing.assert_allclose(runtime.run(None, {"x": x})[0], expected, atol=1e-4)
+
+
 def test_a_task_without_preprocessor_is_refused(tmp_path):
     task = BertClassifier(backbone(), 2, preprocessor=None)
     with pytest.raises(ValueError, match="needs the task's preprocessor"):
