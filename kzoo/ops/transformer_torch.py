@@ -22,8 +22,9 @@ activation (or the residual sum) fused in
 for a CPU linear): there it is faster than ``addmm``, which writes the
 broadcast bias into the output and then accumulates the product onto it.
 On fewer rows (a generation step's one) ``addmm`` is the faster; with
-autograd, or where PyTorch is built without oneDNN, it is ``F.linear`` and
-the activation's kernel.
+autograd, under ``torch.compile`` (which chooses the kernel itself), or
+where PyTorch is built without oneDNN, it is ``F.linear`` and the
+activation's kernel.
 """
 
 import keras
@@ -59,6 +60,13 @@ def _cast(x, dtype):
     return x if x.dtype == dtype else x.to(dtype)
 
 
+def _compiling():
+    # Under torch.compile, inductor picks (and fuses) the CPU linear kernel
+    # itself; it cannot lower a direct call of oneDNN's.
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler and compiler.is_compiling())
+
+
 def _needs_grad(*tensors):
     return torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in tensors)
@@ -75,7 +83,7 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
         return transformer.linear_reference(x, kernel, bias, activation, residual)
     # Both kernels want [out, in]: the transposed view, no copy.
     if (_ONEDNN_LINEAR is not None and x.dtype in _ONEDNN_DTYPES
-            and x.device.type == "cpu"
+            and x.device.type == "cpu" and not _compiling()
             and x.numel() >= ONEDNN_MIN_ROWS * x.shape[-1]
             and not _needs_grad(x, kernel, bias, residual)):
         if residual is None:

@@ -102,6 +102,29 @@ def test_linear_takes_variables():
                     x @ to_numpy(kernel) + to_numpy(bias), atol=1e-5, rtol=1e-5)
 
 
+
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("activation,with_residual", [("gelu", False), (None, True)])
+def test_linear_compiles_with_torch_compile(activation, with_residual):
+    # At inference on enough rows the eager kernel is oneDNN's fused linear,
+    # which inductor cannot lower: under torch.compile (Keras'
+    # jit_compile=True on PyTorch) the op must leave the choice to inductor.
+    import torch
+
+    rng = _rng(4)
+    x = rng.normal(size=(2, 40, 16)).astype("float32")  # 80 rows: oneDNN's size
+    kernel = rng.normal(size=(16, 8)).astype("float32")
+    bias = rng.normal(size=(8,)).astype("float32")
+    residual = rng.normal(size=(2, 40, 8)).astype("float32") if with_residual else None
+    args = [torch.from_numpy(a) if a is not None else None
+            for a in (kernel, bias, residual)]
+    compiled = torch.compile(lambda t: kzoo.ops.linear(
+        t, args[0], args[1], activation=activation, residual=args[2]))
+    with torch.no_grad():
+        got = compiled(torch.from_numpy(x))
+    expected = transformer.linear_reference(x, kernel, bias, activation, residual)
+    assert_allclose(to_numpy(got), to_numpy(expected), atol=1e-5, rtol=1e-5)
+
 # --- layer_norm --------------------------------------------------------------
 
 def _numpy_layer_norm(x, gamma, beta, epsilon):
