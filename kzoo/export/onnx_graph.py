@@ -190,6 +190,13 @@ def fold_constant_reshapes(model):
     return folded
 
 
+def _beside_scalar(graph, node, value):
+    """The inputs of the binary ``node`` whose other input is the constant
+    scalar ``value``."""
+    return [name for name in node.input
+            if graph.scalar(_other_input(node, name) or "") == value]
+
+
 def _match_gelu(graph, node):
     """``x * (0.5 * (erf(x / sqrt(2)) + 1))`` (torch's exact GELU, the
     factors in any order) ending at the ``Mul`` ``node``: returns ``x``."""
@@ -199,15 +206,11 @@ def _match_gelu(graph, node):
         half = graph.node(_other_input(node, x) or "", "Mul")
         if half is None or not graph.only_consumer(half.output[0]):
             continue
-        for add_name in half.input:
-            if graph.scalar(_other_input(half, add_name) or "") != 0.5:
-                continue
+        for add_name in _beside_scalar(graph, half, 0.5):
             add = graph.node(add_name, "Add")
             if add is None or not graph.only_consumer(add.output[0]):
                 continue
-            for erf_name in add.input:
-                if graph.scalar(_other_input(add, erf_name) or "") != 1.0:
-                    continue
+            for erf_name in _beside_scalar(graph, add, 1.0):
                 erf = graph.node(erf_name, "Erf")
                 if erf is None or not graph.only_consumer(erf.output[0]):
                     continue
