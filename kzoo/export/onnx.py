@@ -49,6 +49,7 @@ import tempfile
 import keras
 
 from kzoo.export import onnx_graph
+from kzoo.export.onnx_int8 import quantize_int8
 from kzoo.presets.atomic_files import replace_folder
 
 MODEL_FILE = "model.onnx"
@@ -70,9 +71,9 @@ def onnx(model, path, sequence_length=None, quantize=None):
             truncates to (default the preprocessor's); the graph takes any
             length up to the backbone's maximum.
         quantize: None, or ``"int8"``: ``model.onnx`` holds int8 weights
-            (``quantize_int8``): every projection's but the attention value
-            projections' and a few outlier feed-forward channels', and the
-            embedding tables.
+            (``kzoo.export.onnx_int8``): every projection's and the
+            embedding tables', but for a few outlier channels computed
+            apart in float32.
 
     Returns:
         The absolute ``path``.
@@ -223,40 +224,6 @@ def write_graph(model, file):
         metadata["label_names"] = json.dumps(list(label_names))
     onnx_lib.helper.set_model_props(written, metadata)
     onnx_lib.save(written, file)
-
-
-def quantize_int8(source, target, calibration=None):
-    """Writes ``source``'s graph with int8 weights to ``target``:
-    onnxruntime's dynamic quantization (activations quantized per batch at
-    run time), per output channel, which keeps sentence embeddings much
-    closer to float32 than one scale per tensor does.
-
-    Every matrix product with a constant weight becomes an int8 one (the
-    query, key and output projections and both feed-forward products of
-    each layer, and a head's), as do the embedding tables, except:
-
-    - the attention value projections (``onnx_graph.value_projections``):
-      their outputs reach the attention's result unsoftened by the softmax,
-      and quantizing them moves sentence embeddings the most;
-    - given ``calibration`` (the graph's inputs, ``{name: array}``), the
-      feed-forward networks' outlier channels, computed apart in float32
-      (``onnx_graph.split_outlier_channels``): a handful of the
-      intermediate width.
-    """
-    import onnx as onnx_lib
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    model = onnx_lib.load(os.fspath(source))
-    keep = onnx_graph.value_projections(model)
-    if calibration is not None:
-        keep += onnx_graph.split_outlier_channels(model, calibration)
-    with tempfile.TemporaryDirectory() as tmp:
-        split = os.path.join(tmp, "split.onnx")
-        onnx_lib.save(model, split)
-        quantize_dynamic(split, os.fspath(target),
-                         weight_type=QuantType.QInt8, per_channel=True,
-                         nodes_to_exclude=keep,
-                         extra_options={"DefaultTensorType": onnx_lib.TensorProto.FLOAT})
 
 
 def calibration_inputs(model, batch=8, length=64, seed=0):

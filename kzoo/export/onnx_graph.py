@@ -36,7 +36,7 @@ MS_DOMAIN = "com.microsoft"
 MS_OPSET = 1
 
 
-class _Graph:
+class Graph:
     """Look-ups over an ``onnx.GraphProto``: producers, consumers, constants."""
 
     def __init__(self, graph):
@@ -120,7 +120,7 @@ def _other_input(node, name):
     return node.input[1] if node.input[0] == name else node.input[0]
 
 
-def _remove_dead_nodes(graph):
+def remove_dead_nodes(graph):
     """Drops the nodes none of whose outputs is used, then the unused
     initializers."""
     outputs = {o.name for o in graph.output}
@@ -141,7 +141,7 @@ def _remove_dead_nodes(graph):
     graph.value_info.extend(keep)
 
 
-def _topological_sort(graph):
+def topological_sort(graph):
     """Puts ``graph``'s nodes in an order where each follows its inputs'
     producers (new nodes are appended at the end)."""
     available = {i.name for i in graph.input} | {i.name for i in graph.initializer}
@@ -168,7 +168,7 @@ def fold_constant_reshapes(model):
     an initializer of the reshaped value. Returns how many it folded."""
     from onnx import numpy_helper
 
-    graph = _Graph(model.graph)
+    graph = Graph(model.graph)
     folded = 0
     keep = []
     for node in model.graph.node:
@@ -186,7 +186,7 @@ def fold_constant_reshapes(model):
         keep.append(node)
     del model.graph.node[:]
     model.graph.node.extend(keep)
-    _remove_dead_nodes(model.graph)
+    remove_dead_nodes(model.graph)
     return folded
 
 
@@ -233,7 +233,7 @@ def fuse_gelu(model):
     ``com.microsoft.Gelu``. Returns how many it fused."""
     from onnx import helper
 
-    graph = _Graph(model.graph)
+    graph = Graph(model.graph)
     fused = 0
     for node in list(model.graph.node):
         x = _match_gelu(graph, node)
@@ -244,8 +244,8 @@ def fuse_gelu(model):
         model.graph.node.remove(node)
         fused += 1
     if fused:
-        _remove_dead_nodes(model.graph)
-        _topological_sort(model.graph)
+        remove_dead_nodes(model.graph)
+        topological_sort(model.graph)
     return fused
 
 
@@ -372,7 +372,7 @@ def fuse_attention(model):
     ``com.microsoft.MultiHeadAttention``. Returns how many it fused."""
     from onnx import helper, numpy_helper
 
-    graph = _Graph(model.graph)
+    graph = Graph(model.graph)
     matches = [m for m in (_match_attention(graph, node) for node in model.graph.node
                            if node.op_type == "Softmax") if m is not None]
     biases = {}  # mask -> its attention_bias
@@ -404,8 +404,8 @@ def fuse_attention(model):
         old = graph.producer[match["output"]]
         model.graph.node.remove(old)
     if matches:
-        _remove_dead_nodes(model.graph)
-        _topological_sort(model.graph)
+        remove_dead_nodes(model.graph)
+        topological_sort(model.graph)
     return len(matches)
 
 
@@ -420,7 +420,7 @@ def sum_before_layer_norm(model):
     add and layer norm apart; it leaves a ``Sum`` alone."""
     from onnx import helper
 
-    graph = _Graph(model.graph)
+    graph = Graph(model.graph)
     rewritten = 0
     for norm in list(model.graph.node):
         if norm.op_type != "LayerNormalization":
@@ -441,132 +441,8 @@ def sum_before_layer_norm(model):
         model.graph.node.remove(add)
         rewritten += 1
     if rewritten:
-        _topological_sort(model.graph)
+        topological_sort(model.graph)
     return rewritten
-
-
-def value_projections(model):
-    """The names of the ``MatMul`` nodes that make the value input of each
-    ``MultiHeadAttention`` of ``model`` (directly or through a bias
-    ``Add``)."""
-    graph = _Graph(model.graph)
-    names = []
-    for node in model.graph.node:
-        if node.op_type != "MultiHeadAttention" or node.domain != MS_DOMAIN:
-            continue
-        producer = graph.producer.get(node.input[2])
-        if producer is not None and producer.op_type == "Add":
-            producer = next((graph.producer[name] for name in producer.input
-                             if name in graph.producer
-                             and graph.producer[name].op_type == "MatMul"), None)
-        if producer is not None and producer.op_type == "MatMul":
-            names.append(producer.name)
-    return names
-
-
-#: a feed-forward channel whose largest calibration activation is this many
-#: times the median channel's is an outlier (``split_outlier_channels``)
-OUTLIER_RATIO = 8.0
-
-
-def _feed_forwards(graph):
-    """Each feed-forward network ``MatMul(x, W1) -> Add(b1) -> Gelu ->
-    MatMul(W2) -> Sum`` of ``graph`` (constant weights and bias), as a
-    tuple of those five nodes and ``b1``'s name."""
-    found = []
-    for gelu in graph.graph.node:
-        if gelu.op_type != "Gelu" or gelu.domain != MS_DOMAIN:
-            continue
-        down = graph.only_consumer(gelu.output[0])
-        add = graph.node(gelu.input[0], "Add")
-        if down is None or down.op_type != "MatMul" or add is None or (
-                down.input[1] not in graph.initializers or down.input[0] != gelu.output[0]):
-            continue
-        up = next((graph.producer[name] for name in add.input
-                   if graph.node(name, "MatMul") is not None), None)
-        bias = next((name for name in add.input if name in graph.initializers), None)
-        total = graph.only_consumer(down.output[0])
-        if up is None or bias is None or up.input[1] not in graph.initializers or (
-                total is None or total.op_type != "Sum"):
-            continue
-        found.append((up, add, gelu, down, total, bias))
-    return found
-
-
-def split_outlier_channels(model, feeds, ratio=OUTLIER_RATIO):
-    """Computes the outlier channels of each feed-forward network apart.
-
-    A few channels of the GELU activations between a transformer's two
-    feed-forward products take values tens of times larger than the rest
-    (the same channels whatever the text). Dynamic int8 quantization gives
-    an activation one scale for all its channels, so those few set a scale
-    too coarse for the others. This finds them by running ``model`` on
-    ``feeds`` (any valid inputs: random token ids do), and where a
-    channel's largest value is over ``ratio`` times the median channel's,
-    moves the channels into a second, narrow product pair beside the
-    first (``W1``'s columns, ``b1``'s entries and ``W2``'s rows), added in
-    the same ``Sum``: the outputs are unchanged.
-
-    Returns the names of the narrow products (to keep in float32).
-    """
-    import onnxruntime
-    from onnx import helper, numpy_helper
-
-    graph = _Graph(model.graph)
-    networks = _feed_forwards(graph)
-    if not networks:
-        return []
-    probe = type(model)()
-    probe.CopyFrom(model)
-    for network in networks:
-        probe.graph.output.append(helper.make_empty_tensor_value_info(network[2].output[0]))
-    runtime = onnxruntime.InferenceSession(probe.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    names = [o.name for o in runtime.get_outputs()]
-    values = dict(zip(names, runtime.run(None, feeds)))
-    narrow, changed = [], set()
-    for up, add, gelu, down, total, bias in networks:
-        activations = values[gelu.output[0]]
-        peaks = np.abs(activations.reshape(-1, activations.shape[-1])).max(axis=0)
-        outliers = np.flatnonzero(peaks > ratio * np.median(peaks))
-        if not len(outliers) or len(outliers) == len(peaks):
-            continue
-        rest = np.setdiff1d(np.arange(len(peaks)), outliers)
-        w1 = graph.constant(up.input[1])
-        b1 = graph.constant(bias)
-        w2 = graph.constant(down.input[1])
-
-        def constant(stem, value):
-            name = graph.fresh(stem)
-            model.graph.initializer.append(
-                numpy_helper.from_array(np.ascontiguousarray(value), name))
-            return name
-
-        up.input[1] = constant("up_kernel", w1[:, rest])
-        add.input[list(add.input).index(bias)] = constant("up_bias", b1[rest])
-        down.input[1] = constant("down_kernel", w2[rest])
-        hidden, biased, activated, output = (graph.fresh(stem) for stem in (
-            "outlier_hidden", "outlier_biased", "outlier_activated", "outlier_output"))
-        side = [
-            helper.make_node("MatMul", [up.input[0], constant("up_kernel", w1[:, outliers])],
-                             [hidden], name=graph.fresh("outlier_up")),
-            helper.make_node("Add", [hidden, constant("up_bias", b1[outliers])], [biased],
-                             name=graph.fresh("outlier_bias")),
-            helper.make_node("Gelu", [biased], [activated], name=graph.fresh("outlier_gelu"),
-                             domain=MS_DOMAIN),
-            helper.make_node("MatMul", [activated, constant("down_kernel", w2[outliers])],
-                             [output], name=graph.fresh("outlier_down")),
-        ]
-        model.graph.node.extend(side)
-        total.input.append(output)
-        narrow += [side[0].name, side[3].name]
-        changed.update(name for node in (up, add, gelu) for name in node.output)
-    keep = [v for v in model.graph.value_info if v.name not in changed]
-    del model.graph.value_info[:]
-    model.graph.value_info.extend(keep)
-    _remove_dead_nodes(model.graph)
-    _topological_sort(model.graph)
-    return narrow
 
 
 def simplify(model):
@@ -575,7 +451,7 @@ def simplify(model):
     Returns ``{rewrite: count}``."""
     from onnx import helper
 
-    graph = _Graph(model.graph)
+    graph = Graph(model.graph)
     for node in model.graph.node:  # quantization picks nodes by name
         if not node.name:
             node.name = graph.fresh(node.op_type.lower())

@@ -469,7 +469,7 @@ def test_int8_quantizes_every_projection_but_the_values(exported, tmp_path):
     that feed MultiHeadAttention's third input, through their bias add)."""
     import onnx
 
-    from kzoo.export.onnx import quantize_int8
+    from kzoo.export.onnx_int8 import quantize_int8
 
     task, folder = exported["embedder"]
     source = onnx.load(os.path.join(folder, "model.onnx"))
@@ -490,6 +490,83 @@ def test_int8_quantizes_every_projection_but_the_values(exported, tmp_path):
     assert sorted(n.name for n in _constant_products(int8)) == sorted(values)
 
 
+def test_int8_with_calibration_quantizes_all_but_the_narrow_products(exported, tmp_path):
+    """quantize_int8 given calibration inputs: every product with a
+    constant weight is int8 (the value projections too) but the narrow
+    float32 ones split_outlier_channels adds."""
+    import onnx
+
+    from kzoo.export.onnx import calibration_inputs
+    from kzoo.export.onnx_int8 import quantize_int8, split_outlier_channels
+
+    task, folder = exported["embedder"]
+    calibration = calibration_inputs(task)
+    split = onnx.load(os.path.join(folder, "model.onnx"))
+    narrow = split_outlier_channels(split, calibration)
+    quantize_int8(os.path.join(folder, "model.onnx"), tmp_path / "int8.onnx", calibration)
+    int8 = onnx.load(tmp_path / "int8.onnx")
+    ops = [node.op_type for node in int8.graph.node]
+    quantized = ops.count("MatMulInteger") + ops.count("DynamicQuantizeMatMul")
+    assert quantized == len(_constant_products(split)) - len(narrow) > 0
+    assert sorted(n.name for n in _constant_products(int8)) == sorted(narrow)
+
+
+def _attention_by_hand(q, k, v, heads):
+    """Multi-head attention of ``[batch, length, width]`` arrays in numpy."""
+    batch, length, width = q.shape
+    split = [a.reshape(batch, length, heads, -1).transpose(0, 2, 1, 3) for a in (q, k, v)]
+    scores = split[0] @ split[1].transpose(0, 1, 3, 2) / np.sqrt(width // heads)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    return (weights @ split[2]).transpose(0, 2, 1, 3).reshape(batch, length, width)
+
+
+def test_value_projection_outlier_inputs_are_computed_apart():
+    """An attention whose input's second channel takes values far above the
+    others: the value projection reads the input with that channel zeroed,
+    a one-row float32 product adds the channel's part back, and the output
+    is still the attention's (numpy)."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from kzoo.export.onnx_int8 import split_outlier_channels
+
+    rng = np.random.default_rng(0)
+    width, heads = 8, 2
+    wq, wk, wv = (rng.normal(size=(width, width)).astype("float32") for _ in range(3))
+    bv = rng.normal(size=width).astype("float32")
+    constants = [numpy_helper.from_array(v, n) for v, n in
+                 ((wq, "wq"), (wk, "wk"), (wv, "wv"), (bv, "bv"))]
+    nodes = [helper.make_node("MatMul", ["x", "wq"], ["q"], name="query"),
+             helper.make_node("MatMul", ["x", "wk"], ["k"], name="key"),
+             helper.make_node("MatMul", ["x", "wv"], ["vp"], name="value"),
+             helper.make_node("Add", ["vp", "bv"], ["v"], name="value_bias"),
+             helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["y"], name="attention",
+                              domain="com.microsoft", num_heads=heads)]
+    x_info = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["b", "s", width])
+    y_info = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["b", "s", width])
+    model = helper.make_model(
+        helper.make_graph(nodes, "attention", [x_info], [y_info], constants),
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
+        ir_version=10)
+    x = rng.normal(size=(2, 5, width)).astype("float32")
+    x[..., 1] *= 40.0
+    narrow = split_outlier_channels(model, {"x": x})
+    nodes = {n.name: n for n in model.graph.node}
+    constants = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    assert len(narrow) == 1 and constants[nodes[narrow[0]].input[1]].shape == (1, width)
+    np.testing.assert_array_equal(constants[nodes[narrow[0]].input[1]], wv[1:2])
+    mask = nodes["value"].input[0]
+    masking = next(n for n in model.graph.node if mask in n.output)
+    assert masking.op_type == "Mul" and masking.input[0] == "x"
+    np.testing.assert_array_equal(constants[masking.input[1]], np.eye(width)[1] == 0)
+    assert nodes["query"].input[0] == nodes["key"].input[0] == "x"
+    runtime = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    expected = _attention_by_hand(x @ wq, x @ wk, x @ wv + bv, heads)
+    np.testing.assert_allclose(runtime.run(None, {"x": x})[0], expected, rtol=1e-4, atol=1e-3)
+
+
 def test_outlier_channels_are_computed_apart(tmp_path):
     """A feed-forward network whose third channel takes values far above
     the others: split_outlier_channels moves it into a one-channel product
@@ -499,7 +576,7 @@ def test_outlier_channels_are_computed_apart(tmp_path):
     import onnx
     from onnx import helper, numpy_helper
 
-    from kzoo.export import onnx_graph
+    from kzoo.export.onnx_int8 import split_outlier_channels
 
     rng = np.random.default_rng(0)
     w1 = rng.normal(size=(4, 6)).astype("float32")
@@ -519,7 +596,7 @@ def test_outlier_channels_are_computed_apart(tmp_path):
         opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
         ir_version=10)
     x = rng.normal(size=(2, 5, 4)).astype("float32")
-    narrow = onnx_graph.split_outlier_channels(model, {"x": x})
+    narrow = split_outlier_channels(model, {"x": x})
     assert len(narrow) == 2
     widths = {i.name: list(i.dims) for i in model.graph.initializer}
     side = {n.name: n for n in model.graph.node if n.name in narrow}
