@@ -1,18 +1,20 @@
 """Where a PyTorch GPT generation step goes: kzoo beside transformers, op by op.
 
-The GPT-2 shape of ``bench/gpt.py`` (random weights), batch 1, a prompt of
+The GPT-2 shape of ``bench/gpt.py`` (random weights), ``--batch`` prompts of
 ``--prompt-length`` random tokens and ``--new-tokens`` greedy new tokens
 (no stop token), both models in the same dtype, eager, ``torch.profiler``
 over one generation after two untimed ones. Prints the wall time of a
 generation (the median of ``--reps``, the two models taking turns, so the
 ratio holds on a loaded machine where the absolute times do not) and, per
 ATen op, the self CPU time and calls per new token of each, sorted by the
-larger of the two. kzoo's generation is ``GPTCausalLM.generate_token_ids``
+larger of the two. ``--batch`` sets how many prompts each generation
+continues (default 1). kzoo's generation is ``GPTCausalLM.generate_token_ids``
 (what ``bench/gpt.py`` times); transformers' is ``GPT2LMHeadModel.generate``
 with its key/value cache under ``torch.inference_mode``.
 
     .venv/bin/python bench/profile_gpt.py                   # float32
     .venv/bin/python bench/profile_gpt.py --dtype bfloat16 --top 30
+    .venv/bin/python bench/profile_gpt.py --dtype bfloat16 --batch 8
 
 Run it on an idle machine; never imported by the tests.
 """
@@ -29,6 +31,7 @@ from _profile import interleaved_wall, print_op_table, profile_ops  # noqa: E402
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--prompt-length", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--reps", type=int, default=5)
@@ -52,7 +55,7 @@ def main(argv=None):
         n_embd=CONFIG["hidden_dim"], n_layer=CONFIG["num_layers"],
         n_head=CONFIG["num_heads"], n_inner=CONFIG["intermediate_dim"],
     )).eval().to(getattr(torch, args.dtype))
-    prompt = _prompts(1, args.prompt_length)
+    prompt = _prompts(args.batch, args.prompt_length)
     total = args.prompt_length + args.new_tokens
     ids = torch.from_numpy(prompt).long()
 
@@ -71,14 +74,15 @@ def main(argv=None):
     wall = interleaved_wall(runs, args.reps)
     ops = profile_ops(runs, 1, per=args.new_tokens)
 
-    print(f"{args.dtype}, batch 1, prompt {args.prompt_length}, "
+    print(f"{args.dtype}, batch {args.batch}, prompt {args.prompt_length}, "
           f"{args.new_tokens} new tokens, torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads")
     print("wall s a generation (median): " + ", ".join(
         f"{name} {np.median(t):.3f}" for name, t in wall.items())
           + "; new tokens/s: " + ", ".join(
-        f"{name} {args.new_tokens / np.median(t):.1f}" for name, t in wall.items()))
-    print_op_table(ops, args.top, "a new token")
+        f"{name} {args.batch * args.new_tokens / np.median(t):.1f}" for name, t in wall.items()))
+    print_op_table(ops, args.top, "a new token" if args.batch == 1
+                   else f"a step ({args.batch} new tokens)")
 
 if __name__ == "__main__":
     main()

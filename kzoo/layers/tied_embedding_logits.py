@@ -112,7 +112,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         if quantizer is not None and _static_rows(inputs.shape) != 1:
             return self._int8_logits(inputs, quantizer)
         embeddings = token_embedding_table(self.token_embedding, inputs.dtype)
-        return ops.cast(self._scores(inputs, embeddings), "float32")
+        return self._scores(inputs, embeddings)
 
     def _int8_logits(self, inputs, quantizer):
         """The logits of an int8 table as Keras' int8 ``Dense`` computes
@@ -168,19 +168,23 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         return logits
 
     def _scores(self, inputs, embeddings):
-        """``inputs @ embeddings^T``, in the fastest form for the shape."""
+        """``inputs @ embeddings^T`` in float32, in the fastest form for
+        the shape and dtype."""
         rows = _static_rows(inputs.shape)
-        if rows is not None and rows <= _FEW_ROWS:
-            # A few rows (a generation step): `embeddings @ hidden^T`, the
-            # table read row by row as it lies. PyTorch's CPU product with a
-            # transposed right-hand side reads it several times slower
-            # (batch 8 x GPT-2's 50257 x 512; level on XLA).
+        float32 = keras.backend.standardize_dtype(inputs.dtype) == "float32"
+        if rows is not None and rows <= _FEW_ROWS and float32:
+            # A few float32 rows (a generation step): `embeddings @
+            # hidden^T`, the table read row by row as it lies. PyTorch's
+            # float32 CPU product with a transposed right-hand side reads it
+            # slower (batch 8 x GPT-2's 50257 x 512; level on XLA). In
+            # bfloat16 it is the other way round: oneDNN's bfloat16
+            # `hidden @ embeddings^T` (Hugging Face's `lm_head`) is the faster
+            # one, and its float32 cast reads the logits as they lie (the cast
+            # of a transposed bfloat16 product walks it element by element).
             flat = ops.reshape(inputs, (rows, inputs.shape[-1]))
             logits = ops.transpose(ops.matmul(embeddings, ops.transpose(flat)))
-            logits = ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
-        else:
-            logits = ops.matmul(inputs, ops.transpose(embeddings))
-        return logits
+            return ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
+        return ops.cast(ops.matmul(inputs, ops.transpose(embeddings)), "float32")
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[:-1]) + (self.token_embedding.input_dim,)

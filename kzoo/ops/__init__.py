@@ -10,6 +10,9 @@ under ``kzoo/layers``, ``kzoo/models``, ``kzoo/losses``): cross-entropy on
 logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 
+The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
+in the form that is fast on the backend.
+
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
 bias, activation and residual), ``layer_norm``, ``gelu``, ``attention``,
 ``update_cache`` (a generation step's keys and values into its cache) and
@@ -37,6 +40,8 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
     default_update_size,
     sparse_step_compile_defaults,
 )
+
+from kzoo.ops.sampling import argmax, argmax_reference  # noqa: F401, E402
 
 # Transformer primitives.
 from kzoo.ops.transformer import (  # noqa: F401, E402

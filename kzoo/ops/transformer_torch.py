@@ -13,7 +13,11 @@ the cache) instead of ``keras.ops.slice_update``'s clone of the whole cache.
 position is a Python number in eager PyTorch): a one-token step attends to
 all of them, with no mask; a longer one from position 0 is plain causal
 attention (``is_causal``); otherwise a boolean mask of the filled
-positions' size.
+positions' size. A one-token step in bfloat16 (or float16) over at least
+``WRITTEN_OUT_MIN_KEYS`` keys (rows x filled positions) runs the two
+products and the softmax as separate kernels (``_one_query_attention``):
+PyTorch's fused CPU attention takes longer on a single query in reduced
+precision, though not in float32, nor on a few keys.
 
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
@@ -148,6 +152,20 @@ def update_cache(cache, key, value, index, in_place=False):
     return cache
 
 
+#: fewest keys (rows x filled positions) from which a reduced-precision
+#: one-token step takes `_one_query_attention`
+WRITTEN_OUT_MIN_KEYS = 128
+
+
+def _one_query_attention(query, keys, values):
+    """One query per row and head over all its keys, as the reference
+    computes it: two products in the input dtype, the softmax in float32.
+    ``[batch, heads, 1, head_dim]`` out."""
+    scores = torch.matmul(query, keys.transpose(-1, -2)).float()
+    scores = scores * (1.0 / float(query.shape[-1]) ** 0.5)
+    return torch.matmul(torch.softmax(scores, dim=-1).to(query.dtype), values)
+
+
 def cached_self_attention(qkv, cache, index, in_place=False):
     qkv, cache = _tensor(qkv), _tensor(cache)
     if qkv.dtype != cache.dtype:
@@ -160,6 +178,10 @@ def cached_self_attention(qkv, cache, index, in_place=False):
     cache = update_cache(cache, key, value, index, in_place)
     end = index + length
     keys, values = cache[:, 0, :, :end], cache[:, 1, :, :end]
+    if (length == 1 and qkv.dtype != torch.float32
+            and batch * end >= WRITTEN_OUT_MIN_KEYS):
+        attended = _one_query_attention(query.transpose(1, 2), keys, values)
+        return attended.reshape(batch, 1, heads * head_dim), cache
     mask, causal = None, False
     if length > 1 and index == 0:
         causal = True

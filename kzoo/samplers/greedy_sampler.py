@@ -1,7 +1,6 @@
 """Greedy decoding: the most likely token at every step."""
 
-from keras import ops
-
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 from kzoo.samplers.sampler import Sampler
 
@@ -23,7 +22,7 @@ class GreedySampler(Sampler):
         super().__init__()
 
     def choose(self, logits, noise):
-        return ops.argmax(logits, axis=-1)
+        return kzoo_ops.argmax(logits)
 
     def get_config(self):
         return {}

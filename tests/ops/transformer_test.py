@@ -392,6 +392,41 @@ def test_cached_self_attention_gradient_equals_reference(dtype, length, index):
            run(transformer.cached_self_attention_reference), qkv, dtype)
 
 
+# A one-token step over a long cache (PyTorch computes it with separate
+# kernels in reduced precision from `WRITTEN_OUT_MIN_KEYS` keys on).
+def _long_cache_step():
+    rng = _rng(16)
+    return (rng.normal(size=(2, 2, 3, 80, 4)).astype("float32"),
+            rng.normal(size=(2, 1, 36)).astype("float32"), 70)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_token_step_over_a_long_cache(dtype):
+    cache, qkv, index = _long_cache_step()
+    got, got_cache = kzoo.ops.cached_self_attention(
+        _in(dtype, qkv), _in(dtype, cache), index, in_place=True)
+    reference, _ = transformer.cached_self_attention_reference(
+        _in(dtype, qkv), _in(dtype, cache), index)
+    assert keras.backend.standardize_dtype(got.dtype) == dtype
+    _close(got, to_numpy(ops.cast(reference, "float32")), dtype)
+    if dtype == "float32":
+        want, want_cache = _numpy_cached_self_attention(qkv, cache, index)
+        assert_allclose(to_numpy(got), want, atol=1e-5, rtol=1e-5)
+        assert_allclose(to_numpy(got_cache), want_cache, atol=0, rtol=0)
+
+
+@pytest.mark.backends("jax", "torch")  # see the gradient test above
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_token_step_over_a_long_cache_gradient(dtype):
+    cache, qkv, index = _long_cache_step()
+
+    def run(fn):
+        return lambda z: ops.sum(ops.cast(
+            fn(z, _in(dtype, cache), index)[0], "float32") ** 2)
+    _check(run(kzoo.ops.cached_self_attention),
+           run(transformer.cached_self_attention_reference), qkv, dtype)
+
+
 def test_cached_self_attention_rejects_bad_shapes():
     cache, _, _ = _cache_inputs(1)
     qkv = np.zeros((2, 1, 36), "float32")
