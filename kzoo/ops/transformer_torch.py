@@ -15,6 +15,16 @@ all of them, with no mask; a longer one from position 0 is plain causal
 attention (``is_causal``); otherwise a boolean mask of the filled
 positions' size.
 
+``attention`` in bfloat16 on a CPU without autograd (inference), over at
+most ``BATCHED_PRODUCT_MAX_KEYS`` keys, runs as two batched products and a
+softmax (``baddbmm``: the scale and the additive mask applied to the
+float32 products before they are rounded to bfloat16; ``softmax``;
+``bmm``): there it is faster than ``scaled_dot_product_attention``'s CPU
+flash kernel, whose tiles are small for BERT's head sizes. Its scores are
+rounded to bfloat16 before the softmax (as in Keras' and Hugging Face's
+eager attention), where the flash kernel keeps them in float32. Longer
+keys, float32, autograd and ``torch.compile`` keep the fused kernel.
+
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
 activation (or the residual sum) fused in
@@ -54,6 +64,10 @@ _ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
 _ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
 #: fewest rows (product of the leading dimensions) sent to oneDNN's linear
 ONEDNN_MIN_ROWS = 64
+#: dtypes whose CPU inference attention runs as batched products
+_BATCHED_PRODUCT_DTYPES = (torch.bfloat16,)
+#: most keys for which it does (its scores, all heads at once, stay in cache)
+BATCHED_PRODUCT_MAX_KEYS = 256
 
 
 def _cast(x, dtype):
@@ -108,6 +122,46 @@ def gelu(x, approximate=False):
     return F.gelu(_tensor(x), approximate="tanh" if approximate else "none")
 
 
+def _uses_batched_products(query, key, value):
+    # The written-out attention of short sequences at inference on a CPU, in
+    # bfloat16 ([batch, heads, length, head_dim] inputs).
+    return (query.dtype in _BATCHED_PRODUCT_DTYPES
+            and query.device.type == "cpu"
+            and key.shape[2] <= BATCHED_PRODUCT_MAX_KEYS
+            and not _compiling() and not _needs_grad(query, key, value))
+
+
+def _attention_by_batched_products(query, key, value, mask, scale):
+    # softmax(alpha q k^T + mask) v on [batch, heads, length, head_dim]
+    # inputs: baddbmm scales the float32 products before rounding them to
+    # the inputs' dtype and adds the additive mask in the same kernel.
+    batch, heads, queries, head_dim = query.shape
+    keys = key.shape[2]
+    if scale is None:
+        scale = head_dim ** -0.5
+    if mask is None:
+        bias, beta = torch.zeros((1, 1, 1), dtype=query.dtype), 0
+    else:
+        mask = _tensor(mask)
+        if mask.dtype == torch.bool:
+            mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill_(
+                ~mask, transformer.MASKED_SCORE)
+        mask = mask.to(query.dtype)
+        while mask.dim() < 4:
+            mask = mask.unsqueeze(0)
+        # [batch * heads, 1 or queries, keys], copied only where broadcast
+        bias = mask.expand(batch, heads, mask.shape[2], keys).reshape(
+            batch * heads, mask.shape[2], keys)
+        beta = 1
+    scores = torch.baddbmm(
+        bias, query.reshape(batch * heads, queries, head_dim),
+        key.reshape(batch * heads, keys, head_dim).transpose(1, 2),
+        beta=beta, alpha=scale)
+    probabilities = torch.softmax(scores, dim=-1)
+    out = torch.bmm(probabilities, value.reshape(batch * heads, keys, head_dim))
+    return out.view(batch, heads, queries, head_dim)
+
+
 def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     transformer._check_key_layout(key_layout)
     query, key, value = _tensor(query), _tensor(key), _tensor(value)
@@ -118,6 +172,9 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     query = query.transpose(1, 2)
     if key_layout == "bkhd":
         key, value = key.transpose(1, 2), value.transpose(1, 2)
+    if _uses_batched_products(query, key, value):
+        return _attention_by_batched_products(
+            query, key, value, mask, scale).transpose(1, 2)
     if mask is not None:
         # An additive mask of the mask's own (small) shape: a finite score
         # for masked keys, as the reference.

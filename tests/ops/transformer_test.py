@@ -237,6 +237,35 @@ def test_attention_equals_reference(dtype, key_layout):
            q, dtype)
 
 
+@pytest.mark.parametrize("keys", (6, 300))  # PyTorch: batched products, then flash
+@pytest.mark.parametrize("mask_kind", ("padding", "square", None))
+@pytest.mark.parametrize("key_layout", ("bkhd", "bhkd"))
+def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
+    # Inference in bfloat16 (no autograd): on PyTorch a short key axis runs
+    # as batched products, a long one as the fused kernel; both are the
+    # softmax attention of the bfloat16 inputs, to bfloat16 rounding.
+    rng = _rng(8)
+    q = rng.normal(size=(2, 5, 3, 8)).astype("float32")
+    k, v = (rng.normal(size=(2, keys, 3, 8)).astype("float32") for _ in range(2))
+    q, k, v = (to_numpy(ops.cast(_in("bfloat16", t), "float32")) for t in (q, k, v))
+    if mask_kind == "padding":  # [batch, 1, 1, keys], a sequence of no token
+        mask = np.ones((2, 1, 1, keys), bool)
+        mask[0, ..., keys // 2:] = False
+        mask[1] = False
+    elif mask_kind == "square":  # [queries, keys]
+        mask = rng.random((5, keys)) < 0.7
+        mask[:, 0] = True
+    else:
+        mask = None
+    want = _numpy_attention(q, k, v, True if mask is None else mask, 0.3)
+    if key_layout == "bhkd":
+        k, v = (np.transpose(t, (0, 2, 1, 3)) for t in (k, v))
+    got = kzoo.ops.attention(*(_in("bfloat16", t) for t in (q, k, v)), mask,
+                             0.3, key_layout=key_layout)
+    assert keras.backend.standardize_dtype(got.dtype) == "bfloat16"
+    _close(got, want, "bfloat16")
+
+
 def test_attention_rejects_an_unknown_key_layout():
     q, k, v, _ = _attention_inputs()
     with pytest.raises(ValueError, match="key_layout"):
