@@ -238,7 +238,7 @@ def test_attention_equals_reference(dtype, key_layout):
 
 
 @pytest.mark.parametrize("keys", (6, 300))  # PyTorch: batched products, then flash
-@pytest.mark.parametrize("mask_kind", ("padding", "square", None))
+@pytest.mark.parametrize("mask_kind", ("padding", "square", "none_padded", None))
 @pytest.mark.parametrize("key_layout", ("bkhd", "bhkd"))
 def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
     # Inference in bfloat16 (no autograd): on PyTorch a short key axis runs
@@ -255,6 +255,8 @@ def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
     elif mask_kind == "square":  # [queries, keys]
         mask = rng.random((5, keys)) < 0.7
         mask[:, 0] = True
+    elif mask_kind == "none_padded":  # every key allowed
+        mask = np.ones((2, 1, 1, keys), bool)
     else:
         mask = None
     want = _numpy_attention(q, k, v, True if mask is None else mask, 0.3)
