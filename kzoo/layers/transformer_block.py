@@ -276,6 +276,22 @@ class TransformerBlock(keras.layers.Layer):
             y = layer.call(x)
         return y if residual is None else y + residual
 
+    def _projections(self, layers, x, fast):
+        """``[self._sublayer(layer, x, fast) for layer in layers]``; with
+        ``fast``, where every layer is an unquantized ``EinsumDense``
+        ``"abc,cde->abde"`` without activation (the attention's query, key
+        and value), one ``kzoo.ops.linears`` over their kernels (LoRA's
+        merged ones when enabled) and biases."""
+        if fast and all(
+                isinstance(layer, keras.layers.EinsumDense)
+                and layer.equation == "abc,cde->abde"
+                and layer.quantization_mode is None
+                and layer.activation in (None, keras.activations.linear)
+                for layer in layers):
+            return kzoo_ops.linears(x, [layer.kernel for layer in layers],
+                                    [layer.bias for layer in layers])
+        return [self._sublayer(layer, x, fast) for layer in layers]
+
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",
                             training=None, float32_softmax=True):
         """Softmax attention written out: ``query [batch, length, heads,

@@ -11,7 +11,8 @@ logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
-bias, activation and residual), ``layer_norm``, ``gelu``, ``attention``,
+bias, activation and residual), ``linears`` (one input, several kernels),
+``layer_norm``, ``gelu``, ``attention``,
 ``update_cache`` (a generation step's keys and values into its cache) and
 ``cached_self_attention`` (a generation step's whole attention over its
 cache), each a ``keras.ops`` reference plus the backend's fused kernel where
@@ -45,5 +46,6 @@ from kzoo.ops.transformer import (  # noqa: F401, E402
     gelu,
     layer_norm,
     linear,
+    linears,
     update_cache,
 )

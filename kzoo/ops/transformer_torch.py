@@ -37,6 +37,9 @@ where PyTorch is built without oneDNN, it is ``F.linear`` and the
 activation's kernel.
 """
 
+import math
+import weakref
+
 import keras
 import torch
 import torch.nn.functional as F
@@ -107,6 +110,70 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
             return _ONEDNN_LINEAR.binary(x, residual, kernel.t(), bias, "add")
     y = transformer.activate(F.linear(x, kernel.t(), bias), activation)
     return y if residual is None else y + residual
+
+
+#: ``linears``' concatenated kernels and biases: {ids of the parts: (weak
+#: references to the parts, their versions and storage, kernel, bias)}
+_CONCATENATED = {}
+
+
+def _part_state(parts):
+    # What an in-place change or a new storage alters; None where a part
+    # keeps no version counter (a tensor made under torch.inference_mode).
+    try:
+        return tuple((t._version, t.data_ptr()) for t in parts)
+    except RuntimeError:
+        return None
+
+
+def _concatenated(kernels, biases):
+    """``[in, sum of out]`` kernel and its bias (None where no kernel has
+    one, zeros for those without), kept for the same unchanged parts."""
+    parts = tuple(kernels) + tuple(b for b in biases if b is not None)
+    key = tuple(map(id, parts)) + (len(kernels),)
+    state = _part_state(parts)
+    entry = _CONCATENATED.get(key)
+    if (entry is not None and state is not None and entry[1] == state
+            and all(ref() is t for ref, t in zip(entry[0], parts))):
+        return entry[2], entry[3]
+    with torch.no_grad():
+        kernel = torch.cat([k.reshape(k.shape[0], -1) for k in kernels], dim=1)
+        bias = None
+        if any(b is not None for b in biases):
+            bias = torch.cat([
+                b.reshape(-1) if b is not None
+                else kernel.new_zeros(math.prod(k.shape[1:]))
+                for k, b in zip(kernels, biases)])
+    # Entries whose parts are gone (a LoRA-merged kernel lives one call).
+    for dead in [k for k, e in _CONCATENATED.items()
+                 if any(ref() is None for ref in e[0])]:
+        del _CONCATENATED[dead]
+    if state is not None:
+        _CONCATENATED[key] = (tuple(weakref.ref(t) for t in parts), state,
+                              kernel, bias)
+    return kernel, bias
+
+
+def linears(x, kernels, biases=None):
+    x = _tensor(x)
+    kernels = [_tensor(k) for k in kernels]
+    biases = transformer._check_linears(x, kernels, biases)
+    biases = [None if b is None else _tensor(b) for b in biases]
+    parts = kernels + [b for b in biases if b is not None]
+    if (_ONEDNN_LINEAR is None or x.dtype not in _ONEDNN_DTYPES
+            or any(t.dtype != x.dtype for t in parts)
+            or x.device.type != "cpu" or _compiling()
+            or x.numel() < ONEDNN_MIN_ROWS * x.shape[-1]
+            or _needs_grad(x, *parts)):
+        return [y.unflatten(-1, k.shape[1:]) for k, y in zip(kernels, (
+            linear(x, k.reshape(k.shape[0], -1),
+                   None if b is None else b.reshape(-1))
+            for k, b in zip(kernels, biases)))]
+    kernel, bias = _concatenated(kernels, biases)
+    y = _ONEDNN_LINEAR(x, kernel.t(), bias, "none", [], "")
+    widths = [math.prod(k.shape[1:]) for k in kernels]
+    return [part.unflatten(-1, k.shape[1:])
+            for k, part in zip(kernels, y.split(widths, dim=-1))]
 
 
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):
