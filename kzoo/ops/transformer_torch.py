@@ -16,14 +16,16 @@ attention (``is_causal``); otherwise a boolean mask of the filled
 positions' size.
 
 ``attention`` in bfloat16 on a CPU without autograd (inference), over at
-most ``BATCHED_PRODUCT_MAX_KEYS`` keys, runs as two batched products and a
+most ``BATCHED_PRODUCT_MAX_KEYS`` keys and at least
+``BATCHED_PRODUCT_MIN_SCORES`` scores, runs as two batched products and a
 softmax (``baddbmm``: the scale and the additive mask applied to the
 float32 products before they are rounded to bfloat16; ``softmax``;
 ``bmm``): there it is faster than ``scaled_dot_product_attention``'s CPU
 flash kernel, whose tiles are small for BERT's head sizes. Its scores are
 rounded to bfloat16 before the softmax (as in Keras' and Hugging Face's
 eager attention), where the flash kernel keeps them in float32. Longer
-keys, float32, autograd and ``torch.compile`` keep the fused kernel.
+keys, fewer scores, float32, autograd and ``torch.compile`` keep the fused
+kernel.
 
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
@@ -71,6 +73,9 @@ ONEDNN_MIN_ROWS = 64
 _BATCHED_PRODUCT_DTYPES = (torch.bfloat16,)
 #: most keys for which it does (its scores, all heads at once, stay in cache)
 BATCHED_PRODUCT_MAX_KEYS = 256
+#: fewest scores (batch x heads x queries x keys) for which it does (below,
+#: its few more ops cost more than they save)
+BATCHED_PRODUCT_MIN_SCORES = 2 ** 15
 
 
 def _cast(x, dtype):
@@ -195,6 +200,8 @@ def _uses_batched_products(query, key, value):
     return (query.dtype in _BATCHED_PRODUCT_DTYPES
             and query.device.type == "cpu"
             and key.shape[2] <= BATCHED_PRODUCT_MAX_KEYS
+            and math.prod(query.shape[:3]) * key.shape[2]
+            >= BATCHED_PRODUCT_MIN_SCORES
             and not _compiling() and not _needs_grad(query, key, value))
 
 
