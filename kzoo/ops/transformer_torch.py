@@ -205,6 +205,28 @@ def _uses_batched_products(query, key, value):
             and not _compiling() and not _needs_grad(query, key, value))
 
 
+def _batched(query, key, value):
+    """``[batch * heads, length, head_dim]`` copies of the three
+    ``[batch, heads, length, head_dim]`` views: one copy where they are
+    the adjacent thirds of one ``[batch, length, 3 * heads * head_dim]``
+    product (``linears``' query, key and value), else one each."""
+    batch, heads, length, head_dim = query.shape
+    width = heads * head_dim
+    strides = (length * 3 * width, head_dim, 3 * width, 1)
+    if (query.shape == key.shape == value.shape
+            and query.stride() == key.stride() == value.stride() == strides
+            and query.untyped_storage().data_ptr()
+            == key.untyped_storage().data_ptr()
+            == value.untyped_storage().data_ptr()
+            and key.storage_offset() - query.storage_offset() == width
+            and value.storage_offset() - key.storage_offset() == width):
+        joined = query.as_strided((3,) + tuple(query.shape), (width,) + strides,
+                                  query.storage_offset()).contiguous()
+        return [t.view(batch * heads, length, head_dim) for t in joined]
+    return [t.reshape(batch * heads, t.shape[2], head_dim)
+            for t in (query, key, value)]
+
+
 def _attention_by_batched_products(query, key, value, mask, scale):
     # softmax(alpha q k^T + mask) v on [batch, heads, length, head_dim]
     # inputs: baddbmm scales the float32 products before rounding them to
@@ -230,13 +252,11 @@ def _attention_by_batched_products(query, key, value, mask, scale):
         bias = mask.expand(batch, heads, mask.shape[2], keys).reshape(
             batch * heads, mask.shape[2], keys)
         beta = 1
-    scores = torch.baddbmm(
-        bias, query.reshape(batch * heads, queries, head_dim),
-        key.reshape(batch * heads, keys, head_dim).transpose(1, 2),
-        beta=beta, alpha=scale)
+    query, key, value = _batched(query, key, value)
+    scores = torch.baddbmm(bias, query, key.transpose(1, 2),
+                           beta=beta, alpha=scale)
     probabilities = torch.softmax(scores, dim=-1)
-    out = torch.bmm(probabilities, value.reshape(batch * heads, keys, head_dim))
-    return out.view(batch, heads, queries, head_dim)
+    return torch.bmm(probabilities, value).view(batch, heads, queries, head_dim)
 
 
 def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
