@@ -236,16 +236,14 @@ def _attention_by_batched_products(query, key, value, mask, scale):
     if scale is None:
         scale = head_dim ** -0.5
     if mask is not None:
-        mask = _tensor(mask)
-        if mask.dtype == torch.bool and bool(mask.all()):
+        mask = _tensor(mask).to(torch.bool)  # as the reference reads it
+        if bool(mask.all()):
             mask = None  # every key allowed (no padding): no bias to add
     if mask is None:
         bias, beta = torch.zeros((1, 1, 1), dtype=query.dtype), 0
     else:
-        if mask.dtype == torch.bool:
-            mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill_(
-                ~mask, transformer.MASKED_SCORE)
-        mask = mask.to(query.dtype)
+        mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill_(
+            ~mask, transformer.MASKED_SCORE)
         while mask.dim() < 4:
             mask = mask.unsqueeze(0)
         # [batch * heads, 1 or queries, keys], copied only where broadcast

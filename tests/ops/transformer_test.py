@@ -354,10 +354,11 @@ def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
     _close(got, want, "bfloat16")
 
 
-@pytest.mark.parametrize("masked", (False, True))
+@pytest.mark.parametrize("masked", (False, True, "int"))
 def test_bfloat16_self_attention_on_one_projection_matches_numpy(masked):
     # Queries, keys and values as the thirds of one product (what
     # kzoo.ops.linears gives): PyTorch lays all three out by heads at once.
+    # A 0 / 1 integer mask reads as the boolean one.
     rng = _rng(9)
     qkv = rng.normal(size=(2, 140, 3 * 3 * 8)).astype("float32")
     qkv = to_numpy(ops.cast(_in("bfloat16", qkv), "float32"))
@@ -366,6 +367,8 @@ def test_bfloat16_self_attention_on_one_projection_matches_numpy(masked):
     if masked:
         mask[1, ..., 100:] = False
     want = _numpy_attention(q, k, v, mask, 8 ** -0.5)
+    if masked == "int":
+        mask = mask.astype("int32")
     parts = ops.split(_in("bfloat16", qkv), 3, axis=-1)
     got = kzoo.ops.attention(*(ops.reshape(t, (2, 140, 3, 8)) for t in parts),
                              mask)
