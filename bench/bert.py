@@ -202,8 +202,11 @@ def _accuracy_check(args):
         variant.quantize(args.quantize)
     ref = {k: ops.convert_to_numpy(ops.cast(v, "float32"))
            for k, v in reference(x).items()}
+    # The variant through predict_on_batch, the call the inference rows
+    # time (on PyTorch it runs without autograd, where kzoo.ops may pick
+    # other kernels than in a direct call).
     out = {k: ops.convert_to_numpy(ops.cast(v, "float32"))
-           for k, v in variant(x).items()}
+           for k, v in variant.predict_on_batch(x).items()}
     mask = x["padding_mask"].astype(bool)
 
     def mean_pool(seq):  # all-MiniLM-L6-v2's sentence embedding

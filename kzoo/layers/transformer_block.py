@@ -47,20 +47,29 @@ def _einsum_as_product(layer, x, contracted, residual=None):
     width_out = math.prod(kernel_shape[contracted:])
     # Explicit widths, not -1: an empty batch has nothing to infer it from.
     lead = tuple(ops.shape(x)[:2])
+    flat_out = lead + (width_out,)
+
+    def flat(t, shape):
+        # A reshape only where the shape changes, as far as static sizes
+        # tell (each costs Keras' argument checks on eager backends).
+        if all(type(d) is int for d in shape) and tuple(t.shape) == shape:
+            return t
+        return ops.reshape(t, shape)
+
     bias = layer.bias
     if bias is not None:
-        bias = ops.reshape(bias, (width_out,))
-    x = ops.reshape(x, lead + (width_in,))
-    kernel = ops.reshape(kernel, (width_in, width_out))
+        bias = flat(bias, (width_out,))
+    x = flat(x, lead + (width_in,))
+    kernel = flat(kernel, (width_in, width_out))
     if layer.activation not in (None, keras.activations.linear):
         y = layer.activation(kzoo_ops.linear(x, kernel, bias))
         if residual is not None:
-            y = y + ops.reshape(residual, lead + (width_out,))
+            y = y + flat(residual, flat_out)
     else:
         if residual is not None:
-            residual = ops.reshape(residual, lead + (width_out,))
+            residual = flat(residual, flat_out)
         y = kzoo_ops.linear(x, kernel, bias, residual=residual)
-    return ops.reshape(y, lead + kernel_shape[contracted:])
+    return flat(y, lead + kernel_shape[contracted:])
 
 
 def _dense(layer, x, residual=None):
@@ -266,6 +275,22 @@ class TransformerBlock(keras.layers.Layer):
         else:
             y = layer.call(x)
         return y if residual is None else y + residual
+
+    def _projections(self, layers, x, fast):
+        """``[self._sublayer(layer, x, fast) for layer in layers]``; with
+        ``fast``, where every layer is an unquantized ``EinsumDense``
+        ``"abc,cde->abde"`` without activation (the attention's query, key
+        and value), one ``kzoo.ops.linears`` over their kernels (LoRA's
+        merged ones when enabled) and biases."""
+        if fast and all(
+                isinstance(layer, keras.layers.EinsumDense)
+                and layer.equation == "abc,cde->abde"
+                and layer.quantization_mode is None
+                and layer.activation in (None, keras.activations.linear)
+                for layer in layers):
+            return kzoo_ops.linears(x, [layer.kernel for layer in layers],
+                                    [layer.bias for layer in layers])
+        return [self._sublayer(layer, x, fast) for layer in layers]
 
     def _explicit_attention(self, query, key, value, mask, keys="bkhd",
                             training=None, float32_softmax=True):

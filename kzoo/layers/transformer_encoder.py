@@ -128,9 +128,9 @@ class TransformerEncoder(TransformerBlock):
         attention = self.self_attention_layer
         fast = not training
         # [batch, length, heads, head_dim]
-        query = self._sublayer(attention._query_dense, x, fast)
-        key = self._sublayer(attention._key_dense, x, fast)
-        value = self._sublayer(attention._value_dense, x, fast)
+        query, key, value = self._projections(
+            (attention._query_dense, attention._key_dense,
+             attention._value_dense), x, fast)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
         if training and self.dropout > 0:

@@ -14,7 +14,8 @@ The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
 in the form that is fast on the backend.
 
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
-bias, activation and residual), ``layer_norm``, ``gelu``, ``attention``,
+bias, activation and residual), ``linears`` (one input, several kernels),
+``layer_norm``, ``gelu``, ``attention``,
 ``update_cache`` (a generation step's keys and values into its cache) and
 ``cached_self_attention`` (a generation step's whole attention over its
 cache), each a ``keras.ops`` reference plus the backend's fused kernel where
@@ -50,5 +51,6 @@ from kzoo.ops.transformer import (  # noqa: F401, E402
     gelu,
     layer_norm,
     linear,
+    linears,
     update_cache,
 )

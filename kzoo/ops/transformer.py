@@ -11,6 +11,10 @@ only the active backend's module is imported):
   bias and GELU / ReLU at inference, ``F.linear``'s ``addmm`` otherwise;
   TensorFlow's ``BiasAdd``), where ``keras.ops`` runs the bias addition as
   a second pass over the output.
+- ``linears``: one input's products with several kernels (a Transformer
+  block's query, key and value projections) as one product with the
+  kernels side by side; PyTorch at inference keeps that concatenation
+  between calls (until a kernel changes) and runs one oneDNN linear.
 - ``layer_norm``: PyTorch's fused layer norm in the input's dtype (it
   accumulates in float32 itself), without Keras' casts to float32 and back.
 - ``gelu``: the backend's own GELU kernel, exact or tanh-approximate.
@@ -35,6 +39,7 @@ little more than the kernel itself.
 """
 
 import importlib
+import math
 
 import keras
 from keras import ops
@@ -75,6 +80,50 @@ def linear_reference(x, kernel, bias=None, activation=None, residual=None):
     elif activation is not None:
         y = gelu_reference(y, approximate=activation == "gelu_approximate")
     return y if residual is None else ops.add(y, residual)
+
+
+def linears_reference(x, kernels, biases=None):
+    """``linears`` with ``keras.ops``: each kernel flattened to
+    ``[in, out]``, ``linear_reference`` with its bias, the product
+    unflattened to ``[..., *kernel.shape[1:]]``."""
+    biases = _check_linears(x, kernels, biases)
+    outputs = []
+    for kernel, bias in zip(kernels, biases):
+        out_shape = tuple(kernel.shape[1:])
+        width = math.prod(out_shape)
+        kernel = ops.reshape(kernel, (kernel.shape[0], width))
+        if bias is not None:
+            bias = ops.reshape(bias, (width,))
+        y = linear_reference(x, kernel, bias)
+        outputs.append(ops.reshape(y, tuple(ops.shape(y)[:-1]) + out_shape))
+    return outputs
+
+
+def _check_linears(x, kernels, biases):
+    """``biases`` as a list of one entry per kernel (None for none); an
+    error unless the kernels and biases fit ``x`` and each other."""
+    if not isinstance(kernels, (list, tuple)) or not kernels:
+        raise ValueError(
+            "`kernels` must be a non-empty list of [in, ...] kernels, got "
+            f"{type(kernels).__name__}.")
+    if biases is None:
+        biases = [None] * len(kernels)
+    if not isinstance(biases, (list, tuple)) or len(biases) != len(kernels):
+        raise ValueError(
+            "`biases` must be None or a list of one bias (or None) per "
+            f"kernel: {len(kernels)} kernels, got {biases!r:.80}.")
+    width_in = x.shape[-1]
+    for i, (kernel, bias) in enumerate(zip(kernels, biases)):
+        if len(kernel.shape) < 2 or (width_in is not None
+                                     and kernel.shape[0] != width_in):
+            raise ValueError(
+                f"`kernels[{i}]` must be [in, ...] with in = the input's last "
+                f"size {width_in}, got shape {tuple(kernel.shape)}.")
+        if bias is not None and tuple(bias.shape) != tuple(kernel.shape[1:]):
+            raise ValueError(
+                f"`biases[{i}]` must have its kernel's output shape "
+                f"{tuple(kernel.shape[1:])}, got {tuple(bias.shape)}.")
+    return list(biases)
 
 
 def layer_norm_reference(x, gamma=None, beta=None, epsilon=1e-5):
@@ -192,6 +241,7 @@ def _kernels():
 
 _KERNELS = _kernels()
 _linear = getattr(_KERNELS, "linear", linear_reference)
+_linears = getattr(_KERNELS, "linears", linears_reference)
 _layer_norm = getattr(_KERNELS, "layer_norm", layer_norm_reference)
 _gelu = getattr(_KERNELS, "gelu", gelu_reference)
 _attention = getattr(_KERNELS, "attention", attention_reference)
@@ -218,6 +268,32 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
         ``[..., out]``, in the dtype ``ops.matmul`` would give.
     """
     return _linear(x, kernel, bias, activation, residual)
+
+
+def linears(x, kernels, biases=None):
+    """One input's products with several kernels: ``x @ kernel + bias``
+    for each, contracting ``x``'s last axis with each kernel's first, as
+    one product with the kernels side by side where the backend has it.
+
+    PyTorch at inference (no autograd, not under ``torch.compile``, on a
+    CPU with oneDNN, on at least ``ONEDNN_MIN_ROWS`` rows) keeps the
+    concatenated kernel and bias between calls, for as long as the same
+    kernel and bias tensors are passed unchanged (an in-place update, such
+    as a Keras variable's ``assign``, makes a new one), and runs one oneDNN
+    linear; each output is then a view of that product. Elsewhere it is
+    one ``linear`` per kernel.
+
+    Args:
+        x: float tensor ``[..., in]``.
+        kernels: list of float tensors or variables ``[in, *out_shape]``
+            (out shapes may differ), in ``x``'s dtype.
+        biases: None, or a list of one bias (tensor, variable, or None) per
+            kernel, each of its kernel's ``out_shape``.
+
+    Returns:
+        A list of tensors ``[..., *out_shape]``, one per kernel.
+    """
+    return _linears(x, kernels, biases)
 
 
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):

@@ -19,6 +19,18 @@ products and the softmax as separate kernels (``_one_query_attention``):
 PyTorch's fused CPU attention takes longer on a single query in reduced
 precision, though not in float32, nor on a few keys.
 
+``attention`` in bfloat16 on a CPU without autograd (inference), over at
+most ``BATCHED_PRODUCT_MAX_KEYS`` keys and at least
+``BATCHED_PRODUCT_MIN_SCORES`` scores, runs as two batched products and a
+softmax (``baddbmm``: the scale and the additive mask applied to the
+float32 products before they are rounded to bfloat16; ``softmax``;
+``bmm``): there it is faster than ``scaled_dot_product_attention``'s CPU
+flash kernel, whose tiles are small for BERT's head sizes. Its scores are
+rounded to bfloat16 before the softmax (as in Keras' and Hugging Face's
+eager attention), where the flash kernel keeps them in float32. Longer
+keys, fewer scores, float32, autograd and ``torch.compile`` keep the fused
+kernel.
+
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
 activation (or the residual sum) fused in
@@ -30,6 +42,9 @@ autograd, under ``torch.compile`` (which chooses the kernel itself), or
 where PyTorch is built without oneDNN, it is ``F.linear`` and the
 activation's kernel.
 """
+
+import math
+import weakref
 
 import keras
 import torch
@@ -58,6 +73,13 @@ _ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
 _ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
 #: fewest rows (product of the leading dimensions) sent to oneDNN's linear
 ONEDNN_MIN_ROWS = 64
+#: dtypes whose CPU inference attention runs as batched products
+_BATCHED_PRODUCT_DTYPES = (torch.bfloat16,)
+#: most keys for which it does (its scores, all heads at once, stay in cache)
+BATCHED_PRODUCT_MAX_KEYS = 256
+#: fewest scores (batch x heads x queries x keys) for which it does (below,
+#: its few more ops cost more than they save)
+BATCHED_PRODUCT_MIN_SCORES = 2 ** 15
 
 
 def _cast(x, dtype):
@@ -99,6 +121,70 @@ def linear(x, kernel, bias=None, activation=None, residual=None):
     return y if residual is None else y + residual
 
 
+#: ``linears``' concatenated kernels and biases: {ids of the parts: (weak
+#: references to the parts, their versions and storage, kernel, bias)}
+_CONCATENATED = {}
+
+
+def _part_state(parts):
+    # What an in-place change or a new storage alters; None where a part
+    # keeps no version counter (a tensor made under torch.inference_mode).
+    try:
+        return tuple((t._version, t.data_ptr()) for t in parts)
+    except RuntimeError:
+        return None
+
+
+def _concatenated(kernels, biases):
+    """``[in, sum of out]`` kernel and its bias (None where no kernel has
+    one, zeros for those without), kept for the same unchanged parts."""
+    parts = tuple(kernels) + tuple(b for b in biases if b is not None)
+    key = tuple(map(id, parts)) + (len(kernels),)
+    state = _part_state(parts)
+    entry = _CONCATENATED.get(key)
+    if (entry is not None and state is not None and entry[1] == state
+            and all(ref() is t for ref, t in zip(entry[0], parts))):
+        return entry[2], entry[3]
+    with torch.no_grad():
+        kernel = torch.cat([k.reshape(k.shape[0], -1) for k in kernels], dim=1)
+        bias = None
+        if any(b is not None for b in biases):
+            bias = torch.cat([
+                b.reshape(-1) if b is not None
+                else kernel.new_zeros(math.prod(k.shape[1:]))
+                for k, b in zip(kernels, biases)])
+    # Entries whose parts are gone (a LoRA-merged kernel lives one call).
+    for dead in [k for k, e in _CONCATENATED.items()
+                 if any(ref() is None for ref in e[0])]:
+        del _CONCATENATED[dead]
+    if state is not None:
+        _CONCATENATED[key] = (tuple(weakref.ref(t) for t in parts), state,
+                              kernel, bias)
+    return kernel, bias
+
+
+def linears(x, kernels, biases=None):
+    x = _tensor(x)
+    kernels = [_tensor(k) for k in kernels]
+    biases = transformer._check_linears(x, kernels, biases)
+    biases = [None if b is None else _tensor(b) for b in biases]
+    parts = kernels + [b for b in biases if b is not None]
+    if (_ONEDNN_LINEAR is None or x.dtype not in _ONEDNN_DTYPES
+            or any(t.dtype != x.dtype for t in parts)
+            or x.device.type != "cpu" or _compiling()
+            or x.numel() < ONEDNN_MIN_ROWS * x.shape[-1]
+            or _needs_grad(x, *parts)):
+        return [y.unflatten(-1, k.shape[1:]) for k, y in zip(kernels, (
+            linear(x, k.reshape(k.shape[0], -1),
+                   None if b is None else b.reshape(-1))
+            for k, b in zip(kernels, biases)))]
+    kernel, bias = _concatenated(kernels, biases)
+    y = _ONEDNN_LINEAR(x, kernel.t(), bias, "none", [], "")
+    widths = [math.prod(k.shape[1:]) for k in kernels]
+    return [part.unflatten(-1, k.shape[1:])
+            for k, part in zip(kernels, y.split(widths, dim=-1))]
+
+
 def layer_norm(x, gamma=None, beta=None, epsilon=1e-5):
     x = _tensor(x)
     if gamma is not None:
@@ -112,6 +198,69 @@ def gelu(x, approximate=False):
     return F.gelu(_tensor(x), approximate="tanh" if approximate else "none")
 
 
+def _uses_batched_products(query, key, value):
+    # The written-out attention of short sequences at inference on a CPU, in
+    # bfloat16 ([batch, heads, length, head_dim] inputs).
+    return (query.dtype in _BATCHED_PRODUCT_DTYPES
+            and query.device.type == "cpu"
+            and key.shape[2] <= BATCHED_PRODUCT_MAX_KEYS
+            and math.prod(query.shape[:3]) * key.shape[2]
+            >= BATCHED_PRODUCT_MIN_SCORES
+            and not _compiling() and not _needs_grad(query, key, value))
+
+
+def _batched(query, key, value):
+    """``[batch * heads, length, head_dim]`` copies of the three
+    ``[batch, heads, length, head_dim]`` views: one copy where they are
+    the adjacent thirds of one ``[batch, length, 3 * heads * head_dim]``
+    product (``linears``' query, key and value), else one each."""
+    batch, heads, length, head_dim = query.shape
+    width = heads * head_dim
+    strides = (length * 3 * width, head_dim, 3 * width, 1)
+    if (query.shape == key.shape == value.shape
+            and query.stride() == key.stride() == value.stride() == strides
+            and query.untyped_storage().data_ptr()
+            == key.untyped_storage().data_ptr()
+            == value.untyped_storage().data_ptr()
+            and key.storage_offset() - query.storage_offset() == width
+            and value.storage_offset() - key.storage_offset() == width):
+        joined = query.as_strided((3,) + tuple(query.shape), (width,) + strides,
+                                  query.storage_offset()).contiguous()
+        return [t.view(batch * heads, length, head_dim) for t in joined]
+    return [t.reshape(batch * heads, t.shape[2], head_dim)
+            for t in (query, key, value)]
+
+
+def _attention_by_batched_products(query, key, value, mask, scale):
+    # softmax(alpha q k^T + mask) v on [batch, heads, length, head_dim]
+    # inputs: baddbmm scales the float32 products before rounding them to
+    # the inputs' dtype and adds the additive mask in the same kernel.
+    batch, heads, queries, head_dim = query.shape
+    keys = key.shape[2]
+    if scale is None:
+        scale = head_dim ** -0.5
+    if mask is not None:
+        mask = _tensor(mask).to(torch.bool)  # as the reference reads it
+        if bool(mask.all()):
+            mask = None  # every key allowed (no padding): no bias to add
+    if mask is None:
+        bias, beta = torch.zeros((1, 1, 1), dtype=query.dtype), 0
+    else:
+        mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill_(
+            ~mask, transformer.MASKED_SCORE)
+        while mask.dim() < 4:
+            mask = mask.unsqueeze(0)
+        # [batch * heads, 1 or queries, keys], copied only where broadcast
+        bias = mask.expand(batch, heads, mask.shape[2], keys).reshape(
+            batch * heads, mask.shape[2], keys)
+        beta = 1
+    query, key, value = _batched(query, key, value)
+    scores = torch.baddbmm(bias, query, key.transpose(1, 2),
+                           beta=beta, alpha=scale)
+    probabilities = torch.softmax(scores, dim=-1)
+    return torch.bmm(probabilities, value).view(batch, heads, queries, head_dim)
+
+
 def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     transformer._check_key_layout(key_layout)
     query, key, value = _tensor(query), _tensor(key), _tensor(value)
@@ -122,6 +271,9 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     query = query.transpose(1, 2)
     if key_layout == "bkhd":
         key, value = key.transpose(1, 2), value.transpose(1, 2)
+    if _uses_batched_products(query, key, value):
+        return _attention_by_batched_products(
+            query, key, value, mask, scale).transpose(1, 2)
     if mask is not None:
         # An additive mask of the mask's own (small) shape: a finite score
         # for masked keys, as the reference.

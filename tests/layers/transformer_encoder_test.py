@@ -133,6 +133,21 @@ def test_inference_projections_compute_the_einsum_layers(setting):
         assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
         assert_allclose(keras.ops.cast(got, "float32"),
                         keras.ops.cast(expected, "float32"), **tolerance)
+    # The query, key and value projections together (`_projections`: one
+    # kzoo.ops.linears), frozen and on 80 rows: PyTorch's kept
+    # concatenation of the kernels (LoRA's merged ones: new every call).
+    layer.trainable = False
+    wide = RNG.normal(size=(2, 40, HIDDEN)).astype("float32")
+    projections = (att.query_dense, att.key_dense, att.value_dense)
+    for _ in range(2):
+        with keras.src.backend.AutocastScope(layer.compute_dtype):
+            got = layer._projections(
+                projections, keras.ops.cast(wide, layer.compute_dtype), fast=True)
+        for dense, output in zip(projections, got):
+            assert keras.backend.standardize_dtype(output.dtype) == layer.compute_dtype
+            assert_allclose(keras.ops.cast(output, "float32"),
+                            keras.ops.cast(dense(wide), "float32"), **tolerance)
+    layer.trainable = True
     # The whole block at inference still matches the numpy transcription
     # (the LoRA kernels included, read through `kernel`).
     if setting != "mixed_bfloat16":

@@ -103,6 +103,92 @@ def test_linear_takes_variables():
 
 
 
+# --- linears ------------------------------------------------------------------
+
+def _numpy_linears(x, kernels, biases):
+    out = []
+    for kernel, bias in zip(kernels, biases):
+        y = x @ kernel.reshape(kernel.shape[0], -1)
+        if bias is not None:
+            y = y + bias.reshape(-1)
+        out.append(y.reshape(x.shape[:-1] + kernel.shape[1:]))
+    return out
+
+
+def _linears_inputs(seed, with_biases):
+    # 80 rows: PyTorch's concatenated oneDNN product at inference
+    rng = _rng(seed)
+    x = rng.normal(size=(2, 40, 8)).astype("float32")
+    kernels = [rng.normal(size=s).astype("float32") / 3
+               for s in ((8, 2, 3), (8, 2, 3), (8, 5))]
+    biases = [rng.normal(size=k.shape[1:]).astype("float32") for k in kernels]
+    if with_biases == "none":
+        biases = [None] * 3
+    elif with_biases == "some":
+        biases[1] = None
+    return x, kernels, biases
+
+
+@pytest.mark.parametrize("with_biases", ("all", "some", "none"))
+def test_linears_match_numpy(with_biases):
+    x, kernels, biases = _linears_inputs(11, with_biases)
+    want = _numpy_linears(x, kernels, biases)
+    for fn in (kzoo.ops.linears, transformer.linears_reference):
+        got = fn(x, kernels, None if with_biases == "none" else biases)
+        assert len(got) == 3
+        for g, w in zip(got, want):
+            assert tuple(g.shape) == w.shape
+            assert_allclose(to_numpy(g), w, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("with_biases", ("all", "some"))
+def test_linears_equal_reference(dtype, with_biases):
+    # Forward without autograd (PyTorch's concatenated kernel), gradient
+    # with it, of the outputs' sum of squares (every output takes part).
+    x, kernels, biases = _linears_inputs(12, with_biases)
+    kernels = [_in(dtype, k) for k in kernels]
+    biases = [None if b is None else _in(dtype, b) for b in biases]
+
+    def joined(fn):
+        return lambda z: ops.concatenate(
+            [ops.reshape(y, (2, 40, -1)) for y in fn(z, kernels, biases)], -1)
+
+    _check(joined(kzoo.ops.linears), joined(transformer.linears_reference),
+           x, dtype)
+
+
+def test_linears_follow_changed_variables():
+    # The same variables, assigned new values between calls (an optimizer
+    # step, load_weights): each call uses the current values. Frozen, so
+    # that PyTorch (no gradient wanted) runs its kept concatenation.
+    x, kernels, biases = _linears_inputs(13, "all")
+    k_vars = [keras.Variable(k, trainable=False) for k in kernels]
+    b_vars = [keras.Variable(b, trainable=False) for b in biases]
+    rng = _rng(14)
+    for step in range(3):
+        got = kzoo.ops.linears(x, k_vars, b_vars)
+        want = _numpy_linears(x, [to_numpy(v) for v in k_vars],
+                              [to_numpy(v) for v in b_vars])
+        for g, w in zip(got, want):
+            assert_allclose(to_numpy(g), w, atol=1e-5, rtol=1e-5)
+        k_vars[step].assign(rng.normal(size=kernels[step].shape).astype("float32"))
+        b_vars[2 - step].assign(rng.normal(size=biases[2 - step].shape)
+                                .astype("float32"))
+
+
+def test_linears_reject_mismatched_shapes():
+    x, kernels, biases = _linears_inputs(15, "all")
+    with pytest.raises(ValueError, match="non-empty list"):
+        kzoo.ops.linears(x, [])
+    with pytest.raises(ValueError, match=r"`kernels\[1\]` must be \[in, ...\]"):
+        kzoo.ops.linears(x, [kernels[0], kernels[1][:4]])
+    with pytest.raises(ValueError, match=r"`biases\[0\]` must have"):
+        kzoo.ops.linears(x, kernels[:1], [biases[2]])
+    with pytest.raises(ValueError, match="one bias"):
+        kzoo.ops.linears(x, kernels, biases[:2])
+
+
 @pytest.mark.backends("torch")
 @pytest.mark.parametrize("activation,with_residual", [("gelu", False), (None, True)])
 def test_linear_compiles_with_torch_compile(activation, with_residual):
@@ -235,6 +321,58 @@ def test_attention_equals_reference(dtype, key_layout):
            lambda z: transformer.attention_reference(z, k, v, mask,
                                                      key_layout=key_layout),
            q, dtype)
+
+
+@pytest.mark.parametrize("keys", (140, 300))  # PyTorch: batched products, then flash
+@pytest.mark.parametrize("mask_kind", ("padding", "square", "none_padded", None))
+@pytest.mark.parametrize("key_layout", ("bkhd", "bhkd"))
+def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
+    # Inference in bfloat16 (no autograd): on PyTorch 2 x 3 x 40 x 140
+    # scores run as batched products, 300 keys as the fused kernel; both
+    # are the softmax attention of the bfloat16 inputs, to bfloat16 rounding.
+    rng = _rng(8)
+    q = rng.normal(size=(2, 40, 3, 8)).astype("float32")
+    k, v = (rng.normal(size=(2, keys, 3, 8)).astype("float32") for _ in range(2))
+    q, k, v = (to_numpy(ops.cast(_in("bfloat16", t), "float32")) for t in (q, k, v))
+    if mask_kind == "padding":  # [batch, 1, 1, keys], a sequence of no token
+        mask = np.ones((2, 1, 1, keys), bool)
+        mask[0, ..., keys // 2:] = False
+        mask[1] = False
+    elif mask_kind == "square":  # [queries, keys]
+        mask = rng.random((40, keys)) < 0.7
+        mask[:, 0] = True
+    elif mask_kind == "none_padded":  # every key allowed
+        mask = np.ones((2, 1, 1, keys), bool)
+    else:
+        mask = None
+    want = _numpy_attention(q, k, v, True if mask is None else mask, 0.3)
+    if key_layout == "bhkd":
+        k, v = (np.transpose(t, (0, 2, 1, 3)) for t in (k, v))
+    got = kzoo.ops.attention(*(_in("bfloat16", t) for t in (q, k, v)), mask,
+                             0.3, key_layout=key_layout)
+    assert keras.backend.standardize_dtype(got.dtype) == "bfloat16"
+    _close(got, want, "bfloat16")
+
+
+@pytest.mark.parametrize("masked", (False, True, "int"))
+def test_bfloat16_self_attention_on_one_projection_matches_numpy(masked):
+    # Queries, keys and values as the thirds of one product (what
+    # kzoo.ops.linears gives): PyTorch lays all three out by heads at once.
+    # A 0 / 1 integer mask reads as the boolean one.
+    rng = _rng(9)
+    qkv = rng.normal(size=(2, 140, 3 * 3 * 8)).astype("float32")
+    qkv = to_numpy(ops.cast(_in("bfloat16", qkv), "float32"))
+    q, k, v = (t.reshape(2, 140, 3, 8) for t in np.split(qkv, 3, axis=-1))
+    mask = np.ones((2, 1, 1, 140), bool)
+    if masked:
+        mask[1, ..., 100:] = False
+    want = _numpy_attention(q, k, v, mask, 8 ** -0.5)
+    if masked == "int":
+        mask = mask.astype("int32")
+    parts = ops.split(_in("bfloat16", qkv), 3, axis=-1)
+    got = kzoo.ops.attention(*(ops.reshape(t, (2, 140, 3, 8)) for t in parts),
+                             mask)
+    _close(got, want, "bfloat16")
 
 
 def test_attention_rejects_an_unknown_key_layout():
