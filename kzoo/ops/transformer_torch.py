@@ -28,8 +28,9 @@ float32 products before they are rounded to bfloat16; ``softmax``;
 flash kernel, whose tiles are small for BERT's head sizes. Its scores are
 rounded to bfloat16 before the softmax (as in Keras' and Hugging Face's
 eager attention), where the flash kernel keeps them in float32. Longer
-keys, fewer scores, float32, autograd and ``torch.compile`` keep the fused
-kernel.
+keys, fewer scores, float32 and autograd keep the fused kernel; under
+``torch.compile`` inductor compiles the batched products too (faster there
+as well), an all-ones mask added rather than checked.
 
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
@@ -206,7 +207,7 @@ def _uses_batched_products(query, key, value):
             and key.shape[2] <= BATCHED_PRODUCT_MAX_KEYS
             and math.prod(query.shape[:3]) * key.shape[2]
             >= BATCHED_PRODUCT_MIN_SCORES
-            and not _compiling() and not _needs_grad(query, key, value))
+            and not _needs_grad(query, key, value))
 
 
 def _batched(query, key, value):
@@ -241,7 +242,7 @@ def _attention_by_batched_products(query, key, value, mask, scale):
         scale = head_dim ** -0.5
     if mask is not None:
         mask = _tensor(mask).to(torch.bool)  # as the reference reads it
-        if bool(mask.all()):
+        if not _compiling() and bool(mask.all()):
             mask = None  # every key allowed (no padding): no bias to add
     if mask is None:
         bias, beta = torch.zeros((1, 1, 1), dtype=query.dtype), 0

@@ -354,6 +354,38 @@ def test_bfloat16_attention_matches_numpy(keys, mask_kind, key_layout):
     _close(got, want, "bfloat16")
 
 
+@pytest.mark.backends("torch")
+@pytest.mark.parametrize("mask_kind", ("padding", "none_padded", None))
+def test_bfloat16_attention_compiles_with_torch_compile(mask_kind, monkeypatch):
+    # Under torch.compile (Keras' jit_compile=True on PyTorch) the batched
+    # products are traced too, an all-ones mask applied rather than checked.
+    import shutil
+
+    import torch
+
+    from kzoo.ops import transformer_torch
+
+    traced = []
+    batched = transformer_torch._attention_by_batched_products
+    monkeypatch.setattr(transformer_torch, "_attention_by_batched_products",
+                        lambda *a: traced.append(1) or batched(*a))
+
+    if not (shutil.which("g++") or shutil.which("c++")):
+        pytest.skip("torch.compile's CPU code generation needs a C++ compiler")
+    rng = _rng(10)
+    q, k, v = (rng.normal(size=(2, 140, 3, 8)).astype("float32") for _ in range(3))
+    q, k, v = (to_numpy(ops.cast(_in("bfloat16", t), "float32")) for t in (q, k, v))
+    mask = None if mask_kind is None else np.ones((2, 1, 1, 140), bool)
+    if mask_kind == "padding":
+        mask[0, ..., 70:] = False
+    want = _numpy_attention(q, k, v, True if mask is None else mask, 0.3)
+    compiled = torch.compile(lambda *t: kzoo.ops.attention(*t, mask, 0.3))
+    with torch.no_grad():
+        got = compiled(*(_in("bfloat16", t) for t in (q, k, v)))
+    assert got.dtype == torch.bfloat16 and traced
+    _close(got, want, "bfloat16")
+
+
 @pytest.mark.parametrize("masked", (False, True, "int"))
 def test_bfloat16_self_attention_on_one_projection_matches_numpy(masked):
     # Queries, keys and values as the thirds of one product (what
