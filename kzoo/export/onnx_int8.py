@@ -228,18 +228,18 @@ def split_outlier_channels(model, feeds, ratio=OUTLIER_RATIO):
     graph = Graph(model.graph)
     networks = _feed_forwards(graph)
     projections = _value_projections(graph)
-    names = [network[2].output[0] for network in networks] + [
+    probed = [network[2].output[0] for network in networks] + [
         product.input[0] for product, _ in projections]
-    if not names:
+    if not probed:
         return []
-    values = _activations(model, dict.fromkeys(names), feeds)
+    values = _activations(model, dict.fromkeys(probed), feeds)
     writer = _Writer(model, graph)
     narrow, changed = [], set()
     for network in networks:
         outliers = _outliers(values[network[2].output[0]], ratio)
         if outliers is not None:
-            names, reshaped = _split_feed_forward(writer, network, outliers)
-            narrow += names
+            products, reshaped = _split_feed_forward(writer, network, outliers)
+            narrow += products
             changed |= reshaped
     for projection in projections:
         outliers = _outliers(values[projection[0].input[0]], ratio)

@@ -26,6 +26,7 @@ from kzoo.testing import to_numpy
 from tests.models.bert import bert_multiple_choice_test as multiple_choice
 from tests.models.bert import bert_question_answerer_test as question_answerer
 from tests.models.gpt import gpt_classifier_test
+from tests.ops.transformer_test import _numpy_attention
 
 ort = pytest.importorskip("onnxruntime")
 tokenizers = pytest.importorskip("tokenizers")
@@ -511,16 +512,6 @@ def test_int8_with_calibration_quantizes_all_but_the_narrow_products(exported, t
     assert sorted(n.name for n in _constant_products(int8)) == sorted(narrow)
 
 
-def _attention_by_hand(q, k, v, heads):
-    """Multi-head attention of ``[batch, length, width]`` arrays in numpy."""
-    batch, length, width = q.shape
-    split = [a.reshape(batch, length, heads, -1).transpose(0, 2, 1, 3) for a in (q, k, v)]
-    scores = split[0] @ split[1].transpose(0, 1, 3, 2) / np.sqrt(width // heads)
-    weights = np.exp(scores - scores.max(-1, keepdims=True))
-    weights /= weights.sum(-1, keepdims=True)
-    return (weights @ split[2]).transpose(0, 2, 1, 3).reshape(batch, length, width)
-
-
 def test_value_projection_outlier_inputs_are_computed_apart():
     """An attention whose input's second channel takes values far above the
     others: the value projection reads the input with that channel zeroed,
@@ -563,7 +554,8 @@ def test_value_projection_outlier_inputs_are_computed_apart():
     assert nodes["query"].input[0] == nodes["key"].input[0] == "x"
     runtime = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
-    expected = _attention_by_hand(x @ wq, x @ wk, x @ wv + bv, heads)
+    by_heads = [(x @ w + b).reshape(2, 5, heads, -1) for w, b in ((wq, 0), (wk, 0), (wv, bv))]
+    expected = _numpy_attention(*by_heads, True, (width // heads) ** -0.5).reshape(2, 5, width)
     np.testing.assert_allclose(runtime.run(None, {"x": x})[0], expected, rtol=1e-4, atol=1e-3)
 
 
