@@ -121,10 +121,11 @@ class TransformerEncoder(TransformerBlock):
     def _self_attention(self, x, mask, training, residual=None):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
         the fused ``kzoo.ops.attention`` (torch's
-        scaled_dot_product_attention, jax.nn's; faster BERT inference on
-        torch and JAX than einsum / softmax, docs/benchmarks.md), or, with attention dropout
-        active, the written-out form with kzoo's ``Dropout``; plus
-        ``residual`` when given."""
+        scaled_dot_product_attention, JAX's batched products; faster BERT
+        inference on torch and JAX than einsum / softmax,
+        docs/benchmarks.md), or, with attention dropout active, the
+        written-out form with kzoo's ``Dropout``; plus ``residual`` when
+        given."""
         attention = self.self_attention_layer
         fast = not training
         # [batch, length, heads, head_dim]

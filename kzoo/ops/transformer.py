@@ -18,9 +18,12 @@ only the active backend's module is imported):
 - ``layer_norm``: PyTorch's fused layer norm in the input's dtype (it
   accumulates in float32 itself), without Keras' casts to float32 and back.
 - ``gelu``: the backend's own GELU kernel, exact or tanh-approximate.
-- ``attention``: the backend's fused scaled dot-product attention
-  (PyTorch's ``scaled_dot_product_attention``, ``jax.nn``'s) on the
-  ``[batch, length, heads, head_dim]`` layout, also on a head-major cache.
+- ``attention``: PyTorch's fused scaled dot-product attention; on JAX
+  each of its two products as one ``lax.dot_general`` with the batch and
+  head axes leading (a batched matrix product to XLA:CPU, where
+  ``jax.nn.dot_product_attention`` and ``jnp.einsum`` run 3-5x slower at
+  BERT's shapes); on the ``[batch, length, heads, head_dim]`` layout, also
+  on a head-major cache.
 - ``update_cache``: a generation step's keys and values written into a
   head-major key/value cache at a position; on PyTorch, with
   ``in_place=True`` and no gradient wanted, written into the cache's own
