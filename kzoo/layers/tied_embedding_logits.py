@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 
 
@@ -109,7 +110,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
 
     def call(self, inputs):
         quantizer = _int8_inputs_quantizer(self.token_embedding)
-        if quantizer is not None and _static_rows(inputs.shape) != 1:
+        if quantizer is not None:
             return self._int8_logits(inputs, quantizer)
         embeddings = token_embedding_table(self.token_embedding, inputs.dtype)
         return self._scores(inputs, embeddings)
@@ -125,11 +126,9 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         made at every generation step, is what makes an int8 head pay
         (`bench/gpt.py --dtype int8`, docs/benchmarks.md); as an einsum
         ``"vd,rd->vr"`` TensorFlow's int8 head is much slower than the
-        per-row product used here. A single row (a batch-1 step) keeps the
-        dequantized table with float hidden states: in XLA's generation loop
-        the int8 x int8 row was slower (`bench/gpt.py --dtype int8
-        --batches 1`), so batch-1 logits are the weight-only ones, within
-        the same tested bounds.
+        per-row product used here. The product is ``kzoo.ops.int8_matmul``
+        (on PyTorch oneDNN's int8 kernel: a batch-1 step's head 0.3 ms
+        where dequantizing the table took 25, GPT-2's 50257 x 512).
         """
         embedding = self.token_embedding
         table = ops.convert_to_tensor(embedding.embeddings)  # int8 [V, D]
@@ -155,10 +154,10 @@ class TiedEmbeddingLogits(keras.layers.Layer):
                 # per row ([rows, 1, D] x [D, V]), which XLA runs about as
                 # fast as one row, where one [rows, D] x [D, V] product or
                 # the einsum "vd,rd->vr" is many times slower on TensorFlow.
-                sums = ops.matmul(ops.expand_dims(quantized, 1),
-                                  ops.transpose(table))[:, 0, :]
+                sums = kzoo_ops.int8_matmul(ops.expand_dims(quantized, 1),
+                                            ops.transpose(table))[:, 0, :]
             else:
-                sums = ops.matmul(quantized, ops.transpose(table))
+                sums = kzoo_ops.int8_matmul(quantized, ops.transpose(table))
             scale = ops.multiply(ops.cast(flat_scale, "float32"), table_scale)
             return ops.divide(ops.cast(sums, "float32"), scale), grad_fn
 

@@ -83,6 +83,34 @@ def _dense(layer, x, residual=None):
     return y if residual is None else y + residual
 
 
+def _is_int8_dense(layer):
+    """Whether ``layer`` is Keras' int8 ``Dense`` with its inputs quantized
+    on the fly (the default int8 config) and no LoRA: ``_int8_dense``'s
+    case."""
+    return (type(layer) is keras.layers.Dense
+            and layer.quantization_mode == "int8"
+            and not layer.lora_enabled
+            and getattr(layer, "inputs_quantizer", None) is not None)
+
+
+def _int8_dense(layer, x, residual=None):
+    """Keras' int8 ``Dense`` at inference (plus ``residual``), step by step
+    as its ``quantized_call``: the inputs quantized per row, the int8 x int8
+    product with int32 sums, both scales divided out, the bias and the
+    activation; the product as ``kzoo.ops.int8_matmul`` (a fast int8 kernel
+    where Keras has none, e.g. PyTorch on a CPU)."""
+    quantized, inputs_scale = layer.inputs_quantizer(x, axis=-1)
+    # `_kernel`: the int8 values Keras' own int8 call multiplies
+    y = ops.cast(kzoo_ops.int8_matmul(quantized, layer._kernel),
+                 layer.compute_dtype)
+    y = ops.divide(y, ops.multiply(layer.kernel_scale, inputs_scale))
+    if layer.bias is not None:
+        y = ops.add(y, layer.bias)
+    if layer.activation is not None:
+        y = layer.activation(y)
+    return y if residual is None else y + residual
+
+
 def _normalizes_last_axis(layer, rank):
     """Whether a ``LayerNormalization`` is the plain one ``kzoo.ops.layer_norm``
     computes: over the last axis, without RMS scaling."""
@@ -253,14 +281,16 @@ class TransformerBlock(keras.layers.Layer):
         computation without Keras' per-call bookkeeping (input casts, masks,
         name scopes), which costs more than a small matmul on eager backends
         (torch): for inference, once the block's own ``__call__`` has cast
-        the inputs and set the dtype scope. A quantized layer runs its
-        quantized computation; a ``Dense``, an ``EinsumDense`` whose
+        the inputs and set the dtype scope. An int8 ``Dense`` runs as
+        ``_int8_dense``, another quantized layer its quantized computation; a ``Dense``, an ``EinsumDense`` whose
         equation is a flattened matrix product (the attention projections)
         and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
         (``_dense``, ``_einsum_as_product``, ``kzoo.ops.layer_norm``), the
         products with the residual sum in them."""
         if not fast:
             y = layer(x)
+        elif _is_int8_dense(layer):
+            return _int8_dense(layer, x, residual)
         elif layer.quantization_mode is not None:
             y = layer.quantized_call(x)
         elif type(layer) is keras.layers.Dense:

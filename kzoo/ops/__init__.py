@@ -10,6 +10,10 @@ under ``kzoo/layers``, ``kzoo/models``, ``kzoo/losses``): cross-entropy on
 logits (``kzoo.ops.cross_entropy``) and the sparse step's per-backend
 defaults (``default_update_size``, ``sparse_step_compile_defaults``).
 
+The int8 product of quantized layers (``kzoo.ops.quantized``):
+``int8_matmul``, int8 x int8 with int32 sums, on a fast kernel where the
+backend has one.
+
 The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
 in the form that is fast on the backend.
 
@@ -54,3 +58,6 @@ from kzoo.ops.transformer import (  # noqa: F401, E402
     linears,
     update_cache,
 )
+
+# The int8 product of quantized layers.
+from kzoo.ops.quantized import int8_matmul, int8_matmul_reference  # noqa: F401, E402

@@ -1,11 +1,13 @@
 """TransformerEncoder against a numpy transcription of the BERT block."""
 
+import contextlib
 import math
 
 import keras
 import numpy as np
 import pytest
 
+import kzoo
 from kzoo.layers.transformer_encoder import TransformerEncoder
 from kzoo.testing import assert_allclose, to_numpy
 
@@ -13,6 +15,22 @@ HIDDEN, HEADS, INTERMEDIATE = 8, 2, 12
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(2, 5, HIDDEN)).astype("float32")
 PADDING = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+
+
+@contextlib.contextmanager
+def _spied(module, name, calls):
+    """``module.name`` recording each call in ``calls`` while inside."""
+    original = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    setattr(module, name, spy)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
 
 
 def _gelu(x):
@@ -192,9 +210,13 @@ def test_inference_dense_and_norms_compute_the_layers(setting, activation):
              (layer.feedforward_layer_norm, X)]
     for sublayer, inputs in cases:
         expected = sublayer(inputs)
-        with keras.src.backend.AutocastScope(layer.compute_dtype):
+        calls = []
+        with keras.src.backend.AutocastScope(layer.compute_dtype), \
+                _spied(kzoo.ops, "int8_matmul", calls):
             got = layer._sublayer(
                 sublayer, keras.ops.cast(inputs, layer.compute_dtype), fast=True)
+        # an int8 Dense's product runs as the int8 op (fast on every backend)
+        assert bool(calls) == (setting == "int8" and sublayer in dense_layers)
         assert tuple(got.shape) == tuple(expected.shape)
         assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
         assert_allclose(keras.ops.cast(got, "float32"),
