@@ -40,8 +40,11 @@ def _einsum_as_product(layer, x, contracted, residual=None):
     (plus ``residual``, of the output's shape, when given).
     PyTorch runs the einsum as a batched product on copies of its operands
     and adds the bias in a second pass; JAX and TensorFlow run both forms
-    alike."""
-    kernel = layer.kernel  # LoRA's merged kernel when enabled
+    alike. An int8 layer (Keras' default int8) runs as ``_int8_product``
+    on the flattened int8 kernel and its scales."""
+    int8 = _is_int8(layer)
+    # the int8 values Keras' int8 call multiplies, or LoRA's merged kernel
+    kernel = layer._kernel if int8 else layer.kernel
     kernel_shape = tuple(kernel.shape)
     width_in = math.prod(kernel_shape[:contracted])
     width_out = math.prod(kernel_shape[contracted:])
@@ -61,6 +64,12 @@ def _einsum_as_product(layer, x, contracted, residual=None):
         bias = flat(bias, (width_out,))
     x = flat(x, lead + (width_in,))
     kernel = flat(kernel, (width_in, width_out))
+    if int8:
+        y = _int8_product(layer, x, kernel,
+                          flat(layer.kernel_scale, (width_out,)), bias)
+        if residual is not None:
+            y = y + flat(residual, flat_out)
+        return flat(y, lead + kernel_shape[contracted:])
     if layer.activation not in (None, keras.activations.linear):
         y = layer.activation(kzoo_ops.linear(x, kernel, bias))
         if residual is not None:
@@ -83,32 +92,32 @@ def _dense(layer, x, residual=None):
     return y if residual is None else y + residual
 
 
-def _is_int8_dense(layer):
-    """Whether ``layer`` is Keras' int8 ``Dense`` with its inputs quantized
-    on the fly (the default int8 config) and no LoRA: ``_int8_dense``'s
-    case."""
-    return (type(layer) is keras.layers.Dense
-            and layer.quantization_mode == "int8"
+def _is_int8(layer):
+    """Whether ``layer`` (a ``Dense`` or ``EinsumDense``) is quantized to
+    int8 with its inputs quantized on the fly by absmax (Keras' default
+    int8 config), without LoRA: ``_int8_product``'s case."""
+    return (layer.quantization_mode == "int8"
             and not layer.lora_enabled
-            and getattr(layer, "inputs_quantizer", None) is not None)
+            and isinstance(getattr(layer, "inputs_quantizer", None),
+                           keras.quantizers.AbsMaxQuantizer))
 
 
-def _int8_dense(layer, x, residual=None):
-    """Keras' int8 ``Dense`` at inference (plus ``residual``), step by step
-    as its ``quantized_call``: the inputs quantized per row, the int8 x int8
-    product with int32 sums, both scales divided out, the bias and the
-    activation; the product as ``kzoo.ops.int8_matmul`` (a fast int8 kernel
-    where Keras has none, e.g. PyTorch on a CPU)."""
+def _int8_product(layer, x, kernel, kernel_scale, bias):
+    """Keras' int8 ``Dense`` / ``EinsumDense`` at inference on inputs
+    ``[..., in]`` and the int8 kernel ``[in, out]``, step by step as its
+    quantized call: each row of inputs quantized (absmax over the
+    contracted values), the int8 x int8 product with int32 sums, both
+    scales divided out, the bias and the activation; the product as
+    ``kzoo.ops.int8_matmul`` (a fast int8 kernel where Keras has none, e.g.
+    PyTorch on a CPU)."""
     quantized, inputs_scale = layer.inputs_quantizer(x, axis=-1)
-    # `_kernel`: the int8 values Keras' own int8 call multiplies
-    y = ops.cast(kzoo_ops.int8_matmul(quantized, layer._kernel),
-                 layer.compute_dtype)
-    y = ops.divide(y, ops.multiply(layer.kernel_scale, inputs_scale))
-    if layer.bias is not None:
-        y = ops.add(y, layer.bias)
+    y = ops.cast(kzoo_ops.int8_matmul(quantized, kernel), layer.compute_dtype)
+    y = ops.divide(y, ops.multiply(inputs_scale, kernel_scale))
+    if bias is not None:
+        y = ops.add(y, bias)
     if layer.activation is not None:
         y = layer.activation(y)
-    return y if residual is None else y + residual
+    return y
 
 
 def _normalizes_last_axis(layer, rank):
@@ -281,24 +290,28 @@ class TransformerBlock(keras.layers.Layer):
         computation without Keras' per-call bookkeeping (input casts, masks,
         name scopes), which costs more than a small matmul on eager backends
         (torch): for inference, once the block's own ``__call__`` has cast
-        the inputs and set the dtype scope. An int8 ``Dense`` runs as
-        ``_int8_dense``, another quantized layer its quantized computation; a ``Dense``, an ``EinsumDense`` whose
-        equation is a flattened matrix product (the attention projections)
+        the inputs and set the dtype scope. A ``Dense``, an ``EinsumDense``
+        whose equation is a flattened matrix product (the attention
+        projections), either as it is or quantized to Keras' default int8,
         and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
-        (``_dense``, ``_einsum_as_product``, ``kzoo.ops.layer_norm``), the
-        products with the residual sum in them."""
+        (``_dense``, ``_einsum_as_product``, ``_int8_product``,
+        ``kzoo.ops.layer_norm``), the float products with the residual sum
+        in them; another quantized layer runs its quantized computation."""
+        product_einsum = (isinstance(layer, keras.layers.EinsumDense)
+                          and layer.equation in _PRODUCT_EQUATIONS)
         if not fast:
             y = layer(x)
-        elif _is_int8_dense(layer):
-            return _int8_dense(layer, x, residual)
+        elif type(layer) is keras.layers.Dense and _is_int8(layer):
+            # `_kernel`: the int8 values Keras' own int8 call multiplies
+            y = _int8_product(layer, x, layer._kernel, layer.kernel_scale,
+                              layer.bias)
+        elif product_einsum and (layer.quantization_mode is None or _is_int8(layer)):
+            return _einsum_as_product(
+                layer, x, _PRODUCT_EQUATIONS[layer.equation], residual)
         elif layer.quantization_mode is not None:
             y = layer.quantized_call(x)
         elif type(layer) is keras.layers.Dense:
             return _dense(layer, x, residual)
-        elif (isinstance(layer, keras.layers.EinsumDense)
-              and layer.equation in _PRODUCT_EQUATIONS):
-            return _einsum_as_product(
-                layer, x, _PRODUCT_EQUATIONS[layer.equation], residual)
         elif (type(layer) is keras.layers.LayerNormalization
               and _normalizes_last_axis(layer, len(x.shape))):
             y = kzoo_ops.layer_norm(x, layer.gamma, layer.beta, layer.epsilon)

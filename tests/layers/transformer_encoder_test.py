@@ -118,11 +118,12 @@ def test_pre_norm_and_tanh_gelu_match_numpy():
     assert_allclose(out, expected, atol=2e-5, rtol=1e-4)
 
 
-@pytest.mark.parametrize("setting", ["float32", "lora", "mixed_bfloat16"])
+@pytest.mark.parametrize("setting", ["float32", "lora", "int8", "mixed_bfloat16"])
 def test_inference_projections_compute_the_einsum_layers(setting):
     """At inference the attention's EinsumDense projections run as plain
     products (`_sublayer` with `fast`); each must equal the layer's own call
-    (Keras' einsum), with LoRA's merged kernel and under a mixed policy too."""
+    (Keras' einsum), with LoRA's merged kernel, int8-quantized (the int8
+    product as `kzoo.ops.int8_matmul`) and under a mixed policy too."""
     layer = _randomised(activation="gelu")
     if setting == "mixed_bfloat16":
         mixed = TransformerEncoder(intermediate_dim=INTERMEDIATE, num_heads=HEADS,
@@ -137,6 +138,10 @@ def test_inference_projections_compute_the_einsum_layers(setting):
             rng = np.random.default_rng(2)
             dense.lora_kernel_b.assign(rng.normal(size=dense.lora_kernel_b.shape)
                                        .astype("float32"))
+    if setting == "int8":
+        for dense in (att.query_dense, att.key_dense, att.value_dense,
+                      att.output_dense):
+            dense.quantize("int8")
     tolerance = {"atol": 2e-2, "rtol": 2e-2} if setting == "mixed_bfloat16" else {
         "atol": 1e-5, "rtol": 1e-5}
     heads = RNG.normal(size=(2, 5, HEADS, HIDDEN // HEADS)).astype("float32")
@@ -144,9 +149,12 @@ def test_inference_projections_compute_the_einsum_layers(setting):
              (att.output_dense, heads)]
     for dense, inputs in cases:
         expected = dense(inputs)
-        with keras.src.backend.AutocastScope(layer.compute_dtype):
+        calls = []
+        with keras.src.backend.AutocastScope(layer.compute_dtype), \
+                _spied(kzoo.ops, "int8_matmul", calls):
             got = layer._sublayer(
                 dense, keras.ops.cast(inputs, layer.compute_dtype), fast=True)
+        assert bool(calls) == (setting == "int8")
         assert tuple(got.shape) == tuple(expected.shape)
         assert keras.backend.standardize_dtype(got.dtype) == layer.compute_dtype
         assert_allclose(keras.ops.cast(got, "float32"),
@@ -168,7 +176,7 @@ def test_inference_projections_compute_the_einsum_layers(setting):
     layer.trainable = True
     # The whole block at inference still matches the numpy transcription
     # (the LoRA kernels included, read through `kernel`).
-    if setting != "mixed_bfloat16":
+    if setting in ("float32", "lora"):
         assert_allclose(layer(X, padding_mask=PADDING, training=False),
                         _reference(layer, X, PADDING, _gelu), atol=2e-5, rtol=1e-4)
 
