@@ -71,4 +71,3 @@ def _torch_int8_matmul(x, y):
         return int8_matmul_reference(x, y)
     rows = x.reshape(-1, x.shape[-1])
     return torch._int_mm(rows, y).reshape(*x.shape[:-1], y.shape[1])
-
