@@ -21,8 +21,8 @@ only the active backend's module is imported):
 - ``attention``: PyTorch's fused scaled dot-product attention; on JAX
   each of its two products as one ``lax.dot_general`` with the batch and
   head axes leading (a batched matrix product to XLA:CPU, where
-  ``jax.nn.dot_product_attention`` and ``jnp.einsum`` run 3-5x slower at
-  BERT's shapes); on the ``[batch, length, heads, head_dim]`` layout, also
+  ``jax.nn.dot_product_attention`` and ``jnp.einsum`` alone run 3-5x
+  slower at BERT's shapes); on the ``[batch, length, heads, head_dim]`` layout, also
   on a head-major cache.
 - ``update_cache``: a generation step's keys and values written into a
   head-major key/value cache at a position; on PyTorch, with

@@ -29,7 +29,7 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
     # The reference's steps with each product as one `lax.dot_general`
     # whose batch axes (batch, heads) lead its output: XLA:CPU runs that as
     # a batched matrix product, where `jax.nn.dot_product_attention` and
-    # `jnp.einsum` run 3-5x slower at BERT's shapes.
+    # `jnp.einsum` alone run 3-5x slower at BERT's shapes.
     transformer._check_key_layout(key_layout)
     query, key, value = (ops.convert_to_tensor(t) for t in (query, key, value))
     if not query.dtype == key.dtype == value.dtype:
