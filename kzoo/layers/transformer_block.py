@@ -285,14 +285,26 @@ class TransformerBlock(keras.layers.Layer):
             x = self._sublayer(norm2, x, fast)
         return x, extra
 
+    def _fast_sublayers(self, training):
+        """``_sublayer``'s ``fast`` for a call: always at inference, and in
+        training too (the ``kzoo.ops`` kernels have their gradients; fewer
+        graph ops make TensorFlow's mixed-precision fine-tuning steps a few
+        percent faster, ``bench/bert.py``) unless a sublayer is quantized:
+        Keras' quantized calls carry their own gradients."""
+        if not training:
+            return True
+        return not any(getattr(layer, "quantization_mode", None)
+                       for layer in self._flatten_layers(include_self=False))
+
     def _sublayer(self, layer, x, fast, residual=None):
         """``layer(x)`` (plus ``residual`` when given), or with ``fast`` its
         computation without Keras' per-call bookkeeping (input casts, masks,
         name scopes), which costs more than a small matmul on eager backends
-        (torch): for inference, once the block's own ``__call__`` has cast
-        the inputs and set the dtype scope. A ``Dense``, an ``EinsumDense``
-        whose equation is a flattened matrix product (the attention
-        projections), either as it is or quantized to Keras' default int8,
+        (torch), once the block's own ``__call__`` has cast the inputs and
+        set the dtype scope (``_fast_sublayers`` says when). A ``Dense``,
+        an ``EinsumDense`` whose equation is a flattened matrix product (the
+        attention projections), either as it is or quantized to Keras'
+        default int8,
         and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
         (``_dense``, ``_einsum_as_product``, ``_int8_product``,
         ``kzoo.ops.layer_norm``), the float products with the residual sum

@@ -127,7 +127,7 @@ class TransformerEncoder(TransformerBlock):
         written-out form with kzoo's ``Dropout``; plus ``residual`` when
         given."""
         attention = self.self_attention_layer
-        fast = not training
+        fast = self._fast_sublayers(training)
         # [batch, length, heads, head_dim]
         query, key, value = self._projections(
             (attention._query_dense, attention._key_dense,
@@ -150,6 +150,6 @@ class TransformerEncoder(TransformerBlock):
             inputs,
             lambda x, residual: (
                 self._self_attention(x, mask, training, residual), None),
-            fast=not training,  # inference: sublayers without Keras' per-call work
+            fast=self._fast_sublayers(training),
             training=training)
         return x

@@ -9,7 +9,7 @@ import pytest
 
 import kzoo
 from kzoo.layers.transformer_encoder import TransformerEncoder
-from kzoo.testing import assert_allclose, to_numpy
+from kzoo.testing import assert_allclose, gradient, to_numpy
 
 HIDDEN, HEADS, INTERMEDIATE = 8, 2, 12
 RNG = np.random.default_rng(0)
@@ -289,3 +289,59 @@ def test_bad_arguments():
         TransformerEncoder(intermediate_dim=4, num_heads=2, activation="nope")
     with pytest.raises(ValueError, match=r"`dropout` must be in \[0, 1\)"):
         TransformerEncoder(intermediate_dim=4, num_heads=2, dropout=1.0)
+
+
+@pytest.mark.parametrize("setting", ["float32", "lora", "mixed_bfloat16"])
+def test_training_runs_the_fast_sublayers_with_the_same_step(setting):
+    """In training the sublayers run as kzoo.ops kernels too
+    (`_fast_sublayers`): the block's training-mode output, its gradient and
+    one SGD step of a small model on it (every weight's gradient) equal
+    those of the sublayers' own calls; a quantized sublayer keeps its
+    own call (Keras' quantized calls carry their gradients)."""
+    def model(fast):
+        block = _randomised(activation="gelu")
+        if setting == "lora":
+            for dense in (block.self_attention_layer.query_dense,
+                          block.feedforward_intermediate_dense):
+                dense.enable_lora(2)
+                for kernel in (dense.lora_kernel_a, dense.lora_kernel_b):
+                    kernel.assign(np.random.default_rng(4).normal(
+                        size=kernel.shape).astype("float32"))
+        if setting == "mixed_bfloat16":
+            mixed = TransformerEncoder(intermediate_dim=INTERMEDIATE, num_heads=HEADS,
+                                       activation="gelu", layer_norm_epsilon=1e-12,
+                                       dtype="mixed_bfloat16")
+            mixed.build(X.shape)
+            mixed.set_weights(block.get_weights())
+            block = mixed
+        if not fast:  # the sublayers' own calls in training
+            block._fast_sublayers = lambda training: not training
+        inputs = keras.Input(X.shape[1:])
+        pooled = keras.layers.GlobalAveragePooling1D()(block(inputs, training=True))
+        head = keras.layers.Dense(1, kernel_initializer="ones")
+        net = keras.Model(inputs, head(pooled))
+        net.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+        return block, net
+
+    tolerance = {"atol": 3e-2, "rtol": 3e-2} if setting == "mixed_bfloat16" else {
+        "atol": 2e-5, "rtol": 1e-4}
+    (fast_block, fast_net), (own_block, own_net) = model(True), model(False)
+    calls = []
+    with _spied(kzoo.ops, "linear", calls):
+        got = fast_block(X, padding_mask=PADDING, training=True)
+    assert calls  # the fast path ran
+    want = own_block(X, padding_mask=PADDING, training=True)
+    assert_allclose(keras.ops.cast(got, "float32"), keras.ops.cast(want, "float32"),
+                    **tolerance)
+    grads = [gradient(lambda z: keras.ops.cast(
+        block(z, padding_mask=PADDING, training=True), "float32"), X)
+        for block in (fast_block, own_block)]
+    assert_allclose(grads[0], grads[1], **tolerance)
+    y = np.arange(2, dtype="float32")[:, None]
+    for net in (fast_net, own_net):
+        net.train_on_batch(X, y)
+    for a, b in zip(fast_net.weights, own_net.weights):
+        assert_allclose(keras.ops.cast(a, "float32"), keras.ops.cast(b, "float32"),
+                        **tolerance)
+    fast_block.feedforward_output_dense.quantize("int8")
+    assert not fast_block._fast_sublayers(True) and fast_block._fast_sublayers(False)
