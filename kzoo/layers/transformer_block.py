@@ -304,10 +304,9 @@ class TransformerBlock(keras.layers.Layer):
         set the dtype scope (``_fast_sublayers`` says when). A ``Dense``,
         an ``EinsumDense`` whose equation is a flattened matrix product (the
         attention projections), either as it is or quantized to Keras'
-        default int8,
-        and a last-axis ``LayerNormalization`` run as ``kzoo.ops`` kernels
-        (``_dense``, ``_einsum_as_product``, ``_int8_product``,
-        ``kzoo.ops.layer_norm``), the float products with the residual sum
+        default int8, and a last-axis ``LayerNormalization`` run as
+        ``kzoo.ops`` kernels (``_dense``, ``_einsum_as_product``,
+        ``_int8_product``, ``kzoo.ops.layer_norm``), the float products with the residual sum
         in them; another quantized layer runs its quantized computation."""
         product_einsum = (isinstance(layer, keras.layers.EinsumDense)
                           and layer.equation in _PRODUCT_EQUATIONS)

@@ -118,16 +118,15 @@ class TransformerEncoder(TransformerBlock):
         any_allowed = ops.any(mask, axis=-1, keepdims=True)
         return ops.logical_or(mask, ops.logical_not(any_allowed))
 
-    def _self_attention(self, x, mask, training, residual=None):
+    def _self_attention(self, x, mask, training, fast, residual=None):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
         the fused ``kzoo.ops.attention`` (torch's
         scaled_dot_product_attention, JAX's batched products; faster BERT
         inference on torch and JAX than einsum / softmax,
         docs/benchmarks.md), or, with attention dropout active, the
         written-out form with kzoo's ``Dropout``; plus ``residual`` when
-        given."""
+        given. ``fast``: ``_sublayer``'s."""
         attention = self.self_attention_layer
-        fast = self._fast_sublayers(training)
         # [batch, length, heads, head_dim]
         query, key, value = self._projections(
             (attention._query_dense, attention._key_dense,
@@ -146,10 +145,11 @@ class TransformerEncoder(TransformerBlock):
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):
         mask = self._attention_mask(padding_mask, attention_mask)
+        fast = self._fast_sublayers(training)
         x, _ = self._residual_block(
             inputs,
             lambda x, residual: (
-                self._self_attention(x, mask, training, residual), None),
-            fast=self._fast_sublayers(training),
+                self._self_attention(x, mask, training, fast, residual), None),
+            fast=fast,
             training=training)
         return x
