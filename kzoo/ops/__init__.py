@@ -14,6 +14,10 @@ The int8 product of quantized layers (``kzoo.ops.quantized``):
 ``int8_matmul``, int8 x int8 with int32 sums, on a fast kernel where the
 backend has one.
 
+Dropout (``kzoo.ops.dropout_mask``): ``kzoo.layers.Dropout``'s mask from
+16-bit random fields, drawn by a fast generator where the backend's own
+is slow.
+
 The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
 in the form that is fast on the backend.
 
@@ -47,6 +51,8 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
 )
 
 from kzoo.ops.sampling import argmax, argmax_reference  # noqa: F401, E402
+
+from kzoo.ops.dropout_mask import dropout, dropout_reference  # noqa: F401, E402
 
 # Transformer primitives.
 from kzoo.ops.transformer import (  # noqa: F401, E402

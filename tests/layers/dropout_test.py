@@ -24,14 +24,14 @@ def test_inference_and_zero_rate_are_identity():
 
 @pytest.mark.parametrize("rate", [0.1, 0.5, 0.9])
 def test_mask_rate_scale_and_independent_halves(rate):
-    n = 200_001  # odd: the last 32-bit draw is half used
+    n = 200_001  # odd: the last draw is partly used
     y = to_numpy(Dropout(rate, seed=7)(np.ones((n,), "float32"), training=True))
     p = _drop_probability(rate)
     np.testing.assert_allclose(np.unique(y), [0.0, 1.0 / (1.0 - p)], rtol=1e-6)
     dropped = y == 0
     assert _within_binomial(dropped.sum(), n, p)
-    # Elements 2i and 2i + 1 share one 32-bit draw (its two 16-bit
-    # fields): they must still be dropped independently.
+    # Neighbouring elements share one random draw (its 16-bit fields,
+    # tests/ops/dropout_test.py): they must still be dropped independently.
     pairs = (dropped[0:n - 1:2] & dropped[1::2]).sum()
     assert _within_binomial(pairs, (n - 1) // 2, p * p)
     # Elements of neighbouring draws (2i + 1 and 2i + 2), and far apart.
