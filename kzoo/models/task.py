@@ -7,6 +7,7 @@ import warnings
 import keras
 import numpy as np
 
+from kzoo import ops as kzoo_ops
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
@@ -221,6 +222,12 @@ class Task(keras.Model):
             super().__setattr__(name, value)
         except (AttributeError, RuntimeError):
             object.__setattr__(self, name, value)
+
+    def make_train_function(self, force=False):
+        # On PyTorch, let malloc keep the step's freed CPU memory for the
+        # next step (`kzoo.ops.memory`; once per process, elsewhere nothing).
+        kzoo_ops.reuse_freed_memory()
+        return super().make_train_function(force=force)
 
     # --- config ---
     def get_config(self):

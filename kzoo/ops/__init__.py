@@ -18,6 +18,10 @@ Dropout (``kzoo.ops.dropout_mask``): ``kzoo.layers.Dropout``'s mask from
 16-bit random fields, drawn by a fast generator where the backend's own
 is slow.
 
+The C allocator setting under PyTorch's training steps
+(``kzoo.ops.memory``): ``reuse_freed_memory``, glibc's malloc keeping freed
+CPU memory for the next step.
+
 The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
 in the form that is fast on the backend.
 
@@ -53,6 +57,9 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
 from kzoo.ops.sampling import argmax, argmax_reference  # noqa: F401, E402
 
 from kzoo.ops.dropout_mask import dropout, dropout_reference  # noqa: F401, E402
+
+# The allocator setting of PyTorch's training steps.
+from kzoo.ops.memory import reuse_freed_memory  # noqa: F401, E402
 
 # Transformer primitives.
 from kzoo.ops.transformer import (  # noqa: F401, E402

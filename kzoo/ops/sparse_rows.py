@@ -14,25 +14,18 @@ add it back where it came from. Two pieces here make that a Keras
   `variable.assign` (TensorFlow and PyTorch call it as it is) as JAX's
   stateless `train_step(state, data) -> (logs, state)`, by mapping the
   state onto the model's variables in a `keras.StatelessScope`. On
-  PyTorch it first calls `reuse_freed_memory` (once per process).
+  PyTorch it first calls `kzoo.ops.memory.reuse_freed_memory`.
 
 `default_update_size()` and `sparse_step_compile_defaults()` are the
 per-backend settings the sparse step trains fastest with.
 """
 
 import contextlib
-import ctypes
-import os
-import platform
 
 import keras
 from keras import ops
 
-#: set to "0" to leave the C allocator's settings alone (see `reuse_freed_memory`)
-MALLOC_ENV = "KZOO_MALLOC_TUNING"
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-_malloc_tuned = False
-
+from kzoo.ops.memory import reuse_freed_memory
 
 def add_to_rows(table, indices, updates):
     """`table` with `updates[i]` added to row `indices[i]` (repeats add up).
@@ -117,37 +110,6 @@ def distributed():
 
         return tf.distribute.has_strategy()
     return False
-
-
-def reuse_freed_memory():
-    """Lets glibc's malloc reuse the freed blocks of PyTorch's CPU tensors.
-
-    A PyTorch sparse step allocates its `[rows, dim]` gathers, products
-    and updates afresh on every op (PyTorch keeps no cache of CPU memory).
-    glibc serves blocks that large with `mmap`, or trims them off its heap
-    when freed, so each one comes back as new pages, every page a fault
-    (thousands per skip-gram step, a large share of the step's CPU time
-    spent in the kernel). From the first call on, blocks
-    up to 32 MiB come from the heap, and the heap keeps up to 256 MiB of
-    freed memory at its top: no faults in the steady state, and a faster
-    word2vec `fit` on PyTorch (docs/benchmarks.md). It applies to the whole
-    process (Python's other large allocations included) and at most the
-    256 MiB stays held. Set `KZOO_MALLOC_TUNING=0` to leave malloc alone;
-    elsewhere than glibc (musl, macOS, Windows) nothing is changed.
-    """
-    global _malloc_tuned
-    if _malloc_tuned:
-        return
-    _malloc_tuned = True
-    if os.environ.get(MALLOC_ENV, "1") == "0" or platform.libc_ver()[0] != "glibc":
-        return
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mallopt(_M_MMAP_THRESHOLD, 32 * 2**20)
-    mallopt(_M_TRIM_THRESHOLD, 256 * 2**20)
 
 
 def stateful_train_step(model, step, *args):
