@@ -346,33 +346,14 @@ class TransformerBlock(keras.layers.Layer):
                                     [layer.bias for layer in layers])
         return [self._sublayer(layer, x, fast) for layer in layers]
 
-    def _explicit_attention(self, query, key, value, mask, keys="bkhd",
-                            training=None, float32_softmax=True):
-        """Softmax attention written out: ``query [batch, length, heads,
-        head_dim]`` to ``key`` / ``value`` laid out as ``keys`` says
-        (``"bkhd"`` position-major, ``"bhkd"`` a head-major cache, read
-        where it lies), ``mask`` broadcasting to ``[batch, heads, queries,
-        keys]`` (or None), with ``self.attention_dropout`` on the
-        probabilities when training. The softmax runs in float32, or with
-        ``float32_softmax=False`` in the inputs' dtype (Keras'
-        MultiHeadAttention's choice: in bf16 the casts are a sizeable part
-        of a fine-tuning step)."""
-        # The scale on the queries (a quarter of the scores' size at
-        # length 128, 12 heads) and the mask as an added bias of the mask's
-        # own small shape: an addition's gradient passes through, where a
-        # `where` over the scores costs a pass each way (mixed-bf16
-        # fine-tuning steps are faster this way on PyTorch and TensorFlow).
-        scale = ops.cast(1.0 / float(query.shape[-1]) ** 0.5, query.dtype)
-        scores = ops.einsum(f"bqhd,{keys}->bhqk", ops.multiply(query, scale), key)
-        if mask is not None:
-            scores = scores + ops.where(
-                mask, ops.cast(0, scores.dtype), ops.cast(-1e9, scores.dtype))
-        if float32_softmax:
-            scores = ops.cast(scores, "float32")
-        probabilities = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
-        if training:
-            probabilities = self.attention_dropout(probabilities, training=training)
-        return ops.einsum(f"bhqk,{keys}->bqhd", probabilities, value)
+    def _attention_dropout_arguments(self, training):
+        """``kzoo.ops.attention``'s ``dropout`` and ``seed``: the
+        ``attention_dropout`` layer's rate and seed generator while
+        training, none otherwise."""
+        if not (training and self.dropout > 0):
+            return {}
+        return {"dropout": self.attention_dropout.rate,
+                "seed": self.attention_dropout.seed_generator}
 
     def compute_output_shape(self, inputs_shape):
         return inputs_shape

@@ -123,17 +123,12 @@ class TransformerDecoder(TransformerBlock):
             mask = mask[None]
         return mask[:, None]
 
-    def _attend(self, query, key, value, mask, training=None, fused=None):
-        """Scaled dot-product attention, ``[batch, length, heads, head_dim]``.
-
-        The fused ``kzoo.ops.attention`` unless attention dropout is
-        active (it has no dropout), where the explicit form runs.
-        """
-        if fused is None:
-            fused = not (training and self.dropout > 0)
-        if fused:
-            return kzoo_ops.attention(query, key, value, mask=mask)
-        return self._explicit_attention(query, key, value, mask, training=training)
+    def _attend(self, query, key, value, mask, training=None):
+        """Scaled dot-product attention (``kzoo.ops.attention``), ``[batch,
+        length, heads, head_dim]``, with the attention dropout on its
+        probabilities when training."""
+        return kzoo_ops.attention(query, key, value, mask=mask,
+                                  **self._attention_dropout_arguments(training))
 
     def _check_cache(self, cache):
         shape = tuple(cache.shape)

@@ -85,8 +85,8 @@ class TransformerEncoder(TransformerBlock):
         self.self_attention_layer.build(inputs_shape, inputs_shape)
         self.self_attention_layer_norm = self._layer_norm(
             "self_attention_layer_norm", inputs_shape)
-        # The attention-probability dropout (kzoo's: cheaper masks), applied
-        # in `_explicit_attention`; the MultiHeadAttention layer holds the
+        # The attention-probability dropout's rate and seed, applied inside
+        # `kzoo.ops.attention`; the MultiHeadAttention layer holds the
         # weights, and its own dropout sublayer is never called.
         self.attention_dropout = self._dropout("attention_dropout")
         self.self_attention_dropout = self._dropout("self_attention_dropout")
@@ -120,12 +120,10 @@ class TransformerEncoder(TransformerBlock):
 
     def _self_attention(self, x, mask, training, fast, residual=None):
         """Multi-head self-attention on ``self_attention_layer``'s weights:
-        the fused ``kzoo.ops.attention`` (torch's
-        scaled_dot_product_attention, JAX's batched products; faster BERT
-        inference on torch and JAX than einsum / softmax,
-        docs/benchmarks.md), or, with attention dropout active, the
-        written-out form with kzoo's ``Dropout``; plus ``residual`` when
-        given. ``fast``: ``_sublayer``'s."""
+        the fused ``kzoo.ops.attention`` (faster on PyTorch and JAX than
+        einsum / softmax, docs/benchmarks.md), with the attention dropout
+        on its probabilities when training; plus ``residual`` when given.
+        ``fast``: ``_sublayer``'s."""
         attention = self.self_attention_layer
         # [batch, length, heads, head_dim]
         query, key, value = self._projections(
@@ -133,14 +131,9 @@ class TransformerEncoder(TransformerBlock):
              attention._value_dense), x, fast)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # [B, 1, 1 or T, S], for every head
-        if training and self.dropout > 0:
-            # Softmax in the compute dtype, as MultiHeadAttention's own path
-            # (faster bf16 fine-tuning steps than a float32 softmax).
-            x = self._explicit_attention(query, key, value, mask,
-                                         training=training, float32_softmax=False)
-        else:
-            x = kzoo_ops.attention(query, key, value, mask=mask,
-                                   scale=attention._inverse_sqrt_key_dim)
+        x = kzoo_ops.attention(query, key, value, mask=mask,
+                               scale=attention._inverse_sqrt_key_dim,
+                               **self._attention_dropout_arguments(training))
         return self._sublayer(attention._output_dense, x, fast, residual)
 
     def call(self, inputs, padding_mask=None, attention_mask=None, training=None):

@@ -47,6 +47,8 @@ import math
 import keras
 from keras import ops
 
+from kzoo.ops import dropout_mask
+
 #: added to the attention scores of masked keys (finite: a query row with
 #: no allowed key attends uniformly instead of producing NaN)
 MASKED_SCORE = -1e9
@@ -159,10 +161,12 @@ def gelu_reference(x, approximate=False):
 
 
 def attention_reference(query, key, value, mask=None, scale=None,
-                        key_layout="bkhd"):
+                        key_layout="bkhd", dropout=0.0, seed=None):
     """Softmax attention written out with ``keras.ops``, the softmax in
-    float32 (see ``attention`` for the arguments)."""
+    float32, ``kzoo.ops.dropout`` on the probabilities (see ``attention``
+    for the arguments)."""
     _check_key_layout(key_layout)
+    _check_dropout(dropout)
     if scale is None:
         scale = 1.0 / float(query.shape[-1]) ** 0.5
     scores = ops.einsum(f"bqhd,{key_layout}->bhqk", query, key)
@@ -170,6 +174,8 @@ def attention_reference(query, key, value, mask=None, scale=None,
     if mask is not None:
         scores = scores + ops.where(ops.cast(mask, "bool"), 0.0, MASKED_SCORE)
     probabilities = ops.cast(ops.softmax(scores, axis=-1), query.dtype)
+    if dropout:
+        probabilities = dropout_mask.dropout(probabilities, dropout, seed)
     return ops.einsum(f"bhqk,{key_layout}->bqhd", probabilities, value)
 
 
@@ -225,6 +231,11 @@ def _check_cache_update(cache, key, value):
         raise ValueError(
             "`key` and `value` must both be [batch, length, heads, head_dim], "
             f"got shapes {tuple(key.shape)} and {tuple(value.shape)}.")
+
+
+def _check_dropout(dropout):
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")
 
 
 def _check_key_layout(key_layout):
@@ -323,9 +334,11 @@ def gelu(x, approximate=False):
     return _gelu(x, approximate)
 
 
-def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
+def attention(query, key, value, mask=None, scale=None, key_layout="bkhd",
+              dropout=0.0, seed=None):
     """Scaled dot-product attention, ``softmax(q k^T * scale + masked) v``
-    per head, in the inputs' dtype.
+    per head, in the inputs' dtype, with optional dropout on the attention
+    probabilities (training).
 
     Args:
         query: float tensor ``[batch, queries, heads, head_dim]``.
@@ -339,11 +352,15 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
         scale: float multiplying the scores. Defaults to
             ``1 / sqrt(head_dim)``.
         key_layout: ``"bkhd"`` (default) or ``"bhkd"``.
+        dropout: float in [0, 1): the rate of ``kzoo.ops.dropout`` on the
+            probabilities (0: none).
+        seed: the dropout's seed: an int, a ``keras.random.SeedGenerator``
+            or None (as ``kzoo.ops.dropout``).
 
     Returns:
         ``[batch, queries, heads, head_dim]``.
     """
-    return _attention(query, key, value, mask, scale, key_layout)
+    return _attention(query, key, value, mask, scale, key_layout, dropout, seed)
 
 
 def update_cache(cache, key, value, index, in_place=False):

@@ -19,18 +19,23 @@ products and the softmax as separate kernels (``_one_query_attention``):
 PyTorch's fused CPU attention takes longer on a single query in reduced
 precision, though not in float32, nor on a few keys.
 
-``attention`` in bfloat16 on a CPU without autograd (inference), over at
-most ``BATCHED_PRODUCT_MAX_KEYS`` keys and at least
+``attention`` in bfloat16 on a CPU, over at most
+``BATCHED_PRODUCT_MAX_KEYS`` keys and at least
 ``BATCHED_PRODUCT_MIN_SCORES`` scores, runs as two batched products and a
 softmax (``baddbmm``: the scale and the additive mask applied to the
 float32 products before they are rounded to bfloat16; ``softmax``;
 ``bmm``): there it is faster than ``scaled_dot_product_attention``'s CPU
-flash kernel, whose tiles are small for BERT's head sizes. Its scores are
-rounded to bfloat16 before the softmax (as in Keras' and Hugging Face's
-eager attention), where the flash kernel keeps them in float32. Longer
-keys, fewer scores, float32 and autograd keep the fused kernel; under
-``torch.compile`` inductor compiles the batched products too (faster there
-as well), an all-ones mask added rather than checked.
+flash kernel, whose tiles are small for BERT's head sizes, at inference
+and yet more in training (the flash kernel's forward and backward take
+4x the batched products' time at BERT's shapes). Its scores are rounded to bfloat16
+before the softmax (as in Keras' and Hugging Face's eager attention),
+where the flash kernel keeps them in float32. Dropout on the
+probabilities (training) is ``kzoo.ops.dropout`` between the softmax and
+the second product. Longer keys, fewer scores and float32 keep the fused
+kernel (and with dropout the reference: the fused kernel's dropout draws
+from PyTorch's global generator, not the Keras seed); under
+``torch.compile`` inductor compiles the batched products too (faster
+there as well), an all-ones mask added rather than checked.
 
 ``linear`` on a CPU without autograd (inference), on at least
 ``ONEDNN_MIN_ROWS`` rows, runs oneDNN's linear with the bias and the
@@ -52,7 +57,7 @@ import torch
 import torch.nn.functional as F
 from keras import ops
 
-from kzoo.ops import transformer
+from kzoo.ops import dropout_mask, transformer
 
 
 def _tensor(x):
@@ -200,14 +205,14 @@ def gelu(x, approximate=False):
 
 
 def _uses_batched_products(query, key, value):
-    # The written-out attention of short sequences at inference on a CPU, in
-    # bfloat16 ([batch, heads, length, head_dim] inputs).
+    # The written-out attention of short sequences on a CPU, in bfloat16
+    # ([batch, heads, length, head_dim] inputs); in training too, where
+    # the fused CPU kernel's forward and backward take 4x as long.
     return (query.dtype in _BATCHED_PRODUCT_DTYPES
             and query.device.type == "cpu"
             and key.shape[2] <= BATCHED_PRODUCT_MAX_KEYS
             and math.prod(query.shape[:3]) * key.shape[2]
-            >= BATCHED_PRODUCT_MIN_SCORES
-            and not _needs_grad(query, key, value))
+            >= BATCHED_PRODUCT_MIN_SCORES)
 
 
 def _batched(query, key, value):
@@ -232,7 +237,7 @@ def _batched(query, key, value):
             for t in (query, key, value)]
 
 
-def _attention_by_batched_products(query, key, value, mask, scale):
+def _attention_by_batched_products(query, key, value, mask, scale, dropout, seed):
     # softmax(alpha q k^T + mask) v on [batch, heads, length, head_dim]
     # inputs: baddbmm scales the float32 products before rounding them to
     # the inputs' dtype and adds the additive mask in the same kernel.
@@ -259,22 +264,31 @@ def _attention_by_batched_products(query, key, value, mask, scale):
     scores = torch.baddbmm(bias, query, key.transpose(1, 2),
                            beta=beta, alpha=scale)
     probabilities = torch.softmax(scores, dim=-1)
+    if dropout:
+        probabilities = dropout_mask.dropout(probabilities, dropout, seed)
     return torch.bmm(probabilities, value).view(batch, heads, queries, head_dim)
 
 
-def attention(query, key, value, mask=None, scale=None, key_layout="bkhd"):
+def attention(query, key, value, mask=None, scale=None, key_layout="bkhd",
+              dropout=0.0, seed=None):
     transformer._check_key_layout(key_layout)
+    transformer._check_dropout(dropout)
     query, key, value = _tensor(query), _tensor(key), _tensor(value)
     if not query.dtype == key.dtype == value.dtype:
         return transformer.attention_reference(
-            query, key, value, mask, scale, key_layout)
+            query, key, value, mask, scale, key_layout, dropout, seed)
     # [batch, heads, length, head_dim] views; the kernel reads strides.
     query = query.transpose(1, 2)
     if key_layout == "bkhd":
         key, value = key.transpose(1, 2), value.transpose(1, 2)
     if _uses_batched_products(query, key, value):
         return _attention_by_batched_products(
-            query, key, value, mask, scale).transpose(1, 2)
+            query, key, value, mask, scale, dropout, seed).transpose(1, 2)
+    if dropout:
+        # (the fused kernel's dropout draws from PyTorch's global generator,
+        # not from the Keras seed)
+        return transformer.attention_reference(
+            query.transpose(1, 2), key, value, mask, scale, "bhkd", dropout, seed)
     if mask is not None:
         # An additive mask of the mask's own (small) shape: a finite score
         # for masked keys, as the reference.

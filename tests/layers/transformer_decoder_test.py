@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kzoo.layers.transformer_decoder import TransformerDecoder
+from kzoo.ops.transformer import attention_reference
 from kzoo.testing import assert_allclose, to_numpy
 
 HIDDEN, HEADS, INTERMEDIATE = 8, 2, 12
@@ -91,13 +92,21 @@ def test_causal_and_right_padding_leave_earlier_positions_alone():
                     atol=1e-6)
 
 
-def test_explicit_attention_equals_fused():
-    layer = _layer()
+def test_training_drops_attention_probabilities_as_the_reference():
+    # kzoo.ops.attention with the layer's attention-dropout rate and seed:
+    # the same mask as the reference drawn from a twin of that seed.
+    layer = _layer(dropout=0.3)
     q, k, v = (RNG.normal(size=(2, 5, HEADS, HIDDEN // HEADS)).astype("float32")
                for _ in range(3))
     mask = layer._attention_mask(5, PADDING)
-    assert_allclose(layer._attend(q, k, v, mask, fused=False),
-                    layer._attend(q, k, v, mask, fused=True), atol=1e-5)
+    twin = keras.random.SeedGenerator(0)
+    twin.state.assign(layer.attention_dropout.seed_generator.state.value)
+    got = to_numpy(layer._attend(q, k, v, mask, training=True))
+    assert_allclose(got, attention_reference(q, k, v, mask, dropout=0.3, seed=twin),
+                    atol=1e-5)
+    assert not np.allclose(got, to_numpy(layer._attend(q, k, v, mask)), atol=1e-3)
+    assert_allclose(layer._attend(q, k, v, mask),
+                    attention_reference(q, k, v, mask), atol=1e-5)
 
 
 @pytest.mark.parametrize("normalize_first", [True, False])

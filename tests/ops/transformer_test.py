@@ -407,6 +407,56 @@ def test_bfloat16_self_attention_on_one_projection_matches_numpy(masked):
     _close(got, want, "bfloat16")
 
 
+def _dropped_attention_inputs(seed):
+    # 2 x 3 x 140 x 140 scores: PyTorch's batched products in bfloat16
+    rng = _rng(seed)
+    q, k, v = (rng.normal(size=(2, 140, 3, 8)).astype("float32") for _ in range(3))
+    mask = np.ones((2, 1, 1, 140), bool)
+    mask[1, ..., 90:] = False
+    return q, k, v, mask
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_attention_dropout_matches_numpy(dtype):
+    # The probabilities times kzoo.ops.dropout's scale mask of the same seed
+    # (one draw per score, tests/ops/dropout_test.py), then the values.
+    q, k, v, mask = _dropped_attention_inputs(11)
+    q, k, v = (to_numpy(ops.cast(_in(dtype, t), "float32")) for t in (q, k, v))
+    scale_mask = to_numpy(ops.cast(kzoo.ops.dropout(
+        ops.ones((2, 3, 140, 140), dtype), 0.4, seed=5), "float32"))
+    assert 0.3 < (scale_mask == 0).mean() < 0.5
+    scores = np.einsum("bqhd,bkhd->bhqk", q, k) * 0.3
+    scores = np.where(mask, scores, -1e9)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p = p / p.sum(-1, keepdims=True) * scale_mask
+    want = np.einsum("bhqk,bkhd->bqhd", p, v)
+    for fn in (kzoo.ops.attention, transformer.attention_reference):
+        got = fn(*(_in(dtype, t) for t in (q, k, v)), mask, 0.3, dropout=0.4, seed=5)
+        _close(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dropout", (0.0, 0.3))
+def test_attention_gradient_equals_reference_in_training(dtype, dropout):
+    # With autograd: on PyTorch bfloat16 keeps the batched products (the
+    # fused kernel's backward is slow), float32 the fused kernel, or with
+    # dropout the reference.
+    q, k, v, mask = _dropped_attention_inputs(12)
+    k, v = _in(dtype, k), _in(dtype, v)
+    _check(lambda z: kzoo.ops.attention(z, k, v, mask, dropout=dropout, seed=7),
+           lambda z: transformer.attention_reference(z, k, v, mask,
+                                                     dropout=dropout, seed=7),
+           q, dtype)
+
+
+def test_attention_rejects_a_bad_dropout():
+    q, k, v, mask = _attention_inputs()
+    for fn in (kzoo.ops.attention, transformer.attention_reference):
+        for rate in (-0.1, 1.0):
+            with pytest.raises(ValueError, match=r"`dropout` must be in \[0, 1\)"):
+                fn(q, k, v, mask, dropout=rate, seed=1)
+
+
 def test_attention_rejects_an_unknown_key_layout():
     q, k, v, _ = _attention_inputs()
     with pytest.raises(ValueError, match="key_layout"):
