@@ -23,7 +23,9 @@ only the active backend's module is imported):
   head axes leading (a batched matrix product to XLA:CPU, where
   ``jax.nn.dot_product_attention`` and ``jnp.einsum`` alone run 3-5x
   slower at BERT's shapes); on the ``[batch, length, heads, head_dim]`` layout, also
-  on a head-major cache.
+  on a head-major cache; in training with ``kzoo.ops.dropout`` on the
+  probabilities (PyTorch's bfloat16 batched products on a CPU with
+  autograd too: the fused kernel's backward is slow there).
 - ``update_cache``: a generation step's keys and values written into a
   head-major key/value cache at a position; on PyTorch, with
   ``in_place=True`` and no gradient wanted, written into the cache's own
