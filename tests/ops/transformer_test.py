@@ -69,6 +69,48 @@ def test_linear_equals_reference(dtype, with_bias, activation, with_residual):
            x, dtype)
 
 
+@pytest.mark.parametrize("with_bias", (True, False))
+@pytest.mark.parametrize("activation", (None, "gelu"))
+def test_float32_linear_gradients_on_many_rows_match_numpy(with_bias, activation,
+                                                            monkeypatch):
+    # 3 x 40 rows with autograd: on PyTorch the product and both gradients
+    # are oneDNN's linear (a spy checks it ran); numpy by hand, float64.
+    rng = _rng(13)
+    x = rng.normal(size=(3, 40, 16)).astype("float32")
+    kernel = rng.normal(size=(16, 24)).astype("float32")
+    bias = rng.normal(size=(24,)).astype("float32") if with_bias else None
+    weights = rng.normal(size=(3, 40, 24)).astype("float32")
+    ran = []
+    if keras.backend.backend() == "torch":
+        from kzoo.ops import transformer_torch
+
+        original = transformer_torch._OneDNNLinear.apply
+        monkeypatch.setattr(transformer_torch._OneDNNLinear, "apply",
+                            lambda *a: ran.append(1) or original(*a))
+
+    def loss(z, k, b):
+        return ops.multiply(kzoo.ops.linear(z, k, b, activation), weights)
+
+    pre = x.astype("float64") @ kernel + (0 if bias is None else bias)
+    if activation == "gelu":
+        erf = np.vectorize(math.erf)
+        d_act = (0.5 * (1 + erf(pre / np.sqrt(2)))
+                 + pre * np.exp(-pre ** 2 / 2) / np.sqrt(2 * np.pi))
+    else:
+        d_act = np.ones_like(pre)
+    upstream = weights * d_act  # d loss / d (x @ kernel + bias)
+    got_x = gradient(lambda z: loss(z, kernel, bias), x)
+    assert_allclose(got_x, upstream @ kernel.T.astype("float64"), atol=1e-4, rtol=1e-4)
+    got_k = gradient(lambda k: loss(x, k, bias), kernel)
+    want_k = np.einsum("bri,bro->io", x.astype("float64"), upstream)
+    assert_allclose(got_k, want_k, atol=1e-3, rtol=1e-4)
+    if bias is not None:
+        got_b = gradient(lambda b: loss(x, kernel, b), bias)
+        assert_allclose(got_b, upstream.sum((0, 1)), atol=1e-3, rtol=1e-4)
+    if keras.backend.backend() == "torch":
+        assert ran
+
+
 def test_linear_activations_and_errors():
     x = np.linspace(-3, 3, 12, dtype="float32").reshape(2, 6)
     kernel = np.eye(6, dtype="float32")
