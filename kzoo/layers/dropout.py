@@ -1,10 +1,10 @@
 """Dropout whose mask takes a fraction of the random draws of Keras' own."""
 
 import keras
-from keras import ops
 
 from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
+
 
 @kzoo_export("kzoo.layers.Dropout")
 class Dropout(keras.layers.Dropout):

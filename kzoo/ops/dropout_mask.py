@@ -54,13 +54,9 @@ def dropout(inputs, rate, seed=None):
     """
     inputs = ops.convert_to_tensor(inputs)
     threshold = _threshold(rate)
-    if threshold == 0:
-        return inputs
-    if threshold >= FIELD:
-        return ops.zeros_like(inputs)
-    if keras.backend.backend() == "torch" and seed is not None:
+    if keras.backend.backend() == "torch" and seed is not None and 0 < threshold < FIELD:
         return _torch_dropout(inputs, threshold, seed)
-    return dropout_reference(inputs, rate, seed)
+    return dropout_reference(inputs, rate, seed)  # and the rates 0 and 1
 
 
 def dropout_reference(inputs, rate, seed=None):
