@@ -154,27 +154,37 @@ def _keras_worker(args):
     # --- fine-tuning: the classifier's train step ---
     if args.train_reps:
         train_dtype = phase_dtype(dtype, "train")
-        backbone = backbone_cls(**CONFIG, dtype=policy(train_dtype))
-        classifier = classifier_cls(
-            backbone=backbone, num_classes=NUM_CLASSES, preprocessor=None)
         jit = _jit_setting(args, backend, "train", train_dtype)
-        classifier.compile(
-            optimizer=keras.optimizers.Adam(LEARNING_RATE),
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-            jit_compile=jit,
-        )
+        classifier = compiled_classifier(backbone_cls, classifier_cls,
+                                         policy(train_dtype), jit)
         result["jit_train"] = jit
         timing = _timing.time_calls(
             lambda: classifier.train_on_batch(x, y), args.warmup, args.train_reps)
         result["train"] = timing
         result["train_steps_per_s"] = 1.0 / timing["median_s"]
-        del classifier, backbone
+        del classifier
         keras.utils.clear_session()
 
     if args.library == "kzoo" and (dtype != "float32" or quantize):
         result["accuracy"] = _accuracy_check(args)
     result["versions"] = {"keras": keras.__version__}
     return result
+
+
+def compiled_classifier(backbone_cls, classifier_cls, dtype, jit):
+    """The fine-tuning rows' classifier (``CONFIG``'s backbone, ``NUM_CLASSES``
+    classes, no preprocessor) compiled with Adam and the logits' cross-entropy
+    (also used by ``profile_bert.py``)."""
+    import keras
+
+    classifier = classifier_cls(backbone=backbone_cls(**CONFIG, dtype=dtype),
+                                num_classes=NUM_CLASSES, preprocessor=None)
+    classifier.compile(
+        optimizer=keras.optimizers.Adam(LEARNING_RATE),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit,
+    )
+    return classifier
 
 
 def _accuracy_check(args):

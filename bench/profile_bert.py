@@ -87,22 +87,17 @@ def _forward_passes(dtype, x, ids, mask):
 
 
 def _training_steps(dtype, x, y, ids, mask):
-    import keras
     import torch
     import transformers
 
     import kzoo
-    from bert import CONFIG, LEARNING_RATE, NUM_CLASSES, phase_dtype, transformers_config
+    from bert import (LEARNING_RATE, NUM_CLASSES, compiled_classifier, phase_dtype,
+                      transformers_config)
 
     train_dtype = phase_dtype(dtype, "train")
-    backbone = kzoo.BertBackbone(
-        **CONFIG, dtype=None if train_dtype == "float32" else train_dtype)
-    classifier = kzoo.BertClassifier(backbone=backbone, num_classes=NUM_CLASSES,
-                                     preprocessor=None)
-    classifier.compile(
-        optimizer=keras.optimizers.Adam(LEARNING_RATE),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        jit_compile=False)
+    classifier = compiled_classifier(
+        kzoo.BertBackbone, kzoo.BertClassifier,
+        None if train_dtype == "float32" else train_dtype, jit=False)
     model = transformers.BertForSequenceClassification(
         transformers_config(num_labels=NUM_CLASSES)).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)

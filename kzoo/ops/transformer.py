@@ -235,6 +235,16 @@ def _check_cache_update(cache, key, value):
             f"got shapes {tuple(key.shape)} and {tuple(value.shape)}.")
 
 
+def attention_tensors(query, key, value, key_layout, dropout):
+    """A backend kernel's checked ``attention`` inputs as tensors, or None
+    where their dtypes differ (the kernel then defers to the reference,
+    whose type promotion it would otherwise repeat)."""
+    _check_key_layout(key_layout)
+    _check_dropout(dropout)
+    tensors = tuple(ops.convert_to_tensor(t) for t in (query, key, value))
+    return tensors if tensors[0].dtype == tensors[1].dtype == tensors[2].dtype else None
+
+
 def _check_dropout(dropout):
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"`dropout` must be in [0, 1), got {dropout!r}.")

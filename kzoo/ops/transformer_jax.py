@@ -31,12 +31,11 @@ def attention(query, key, value, mask=None, scale=None, key_layout="bkhd",
     # whose batch axes (batch, heads) lead its output: XLA:CPU runs that as
     # a batched matrix product, where `jax.nn.dot_product_attention` and
     # `jnp.einsum` alone run 3-5x slower at BERT's shapes.
-    transformer._check_key_layout(key_layout)
-    transformer._check_dropout(dropout)
-    query, key, value = (ops.convert_to_tensor(t) for t in (query, key, value))
-    if not query.dtype == key.dtype == value.dtype:
+    tensors = transformer.attention_tensors(query, key, value, key_layout, dropout)
+    if tensors is None:
         return transformer.attention_reference(
             query, key, value, mask, scale, key_layout, dropout, seed)
+    query, key, value = tensors
     if scale is None:
         scale = 1.0 / float(query.shape[-1]) ** 0.5
     heads_axis, keys_axis = (2, 1) if key_layout == "bkhd" else (1, 2)
