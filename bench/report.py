@@ -352,6 +352,27 @@ BENCHMARKS = {
                                 for ref in ("sentence-transformers", "transformers")])
                   for label, key in (("batch 32 x 128", "seq_per_s_32x128"),
                                      ("batch 1 x 16", "seq_per_s_1x16"))]),
+    "pretraining data": dict(
+        chart="Pretraining data",
+        title="Pretraining data: prepared shards, streamed",
+        about="`kzoo pretrain FAMILY --corpus` on Jane Austen's novels repeated to the "
+              "corpus size (default model sizes, 2 cores): `prepare MB/s` is the "
+              "tokenizing pass as `kzoo prepare` prints it, `peak MB` the process's peak "
+              "resident memory and `first step s` the time from the command to the first "
+              "training step, preparation included; `--data:` the same from the prepared "
+              "shards. `batches/s` is the stream alone (one thread); `steps/s` training "
+              "on it and on one synthetic batch repeated (medians of three turns each); "
+              "`data cost` the share of the step rate the data takes.",
+        columns=[("prepare MB/s", _field("prepare_mb_per_s", ".1f")),
+                 ("peak MB", _field("peak_mb", ",.0f")),
+                 ("first step s", _field("first_step_s", ".1f")),
+                 ("--data: first step s", _field("first_step_prepared_s", ".1f")),
+                 ("--data: peak MB", _field("peak_prepared_mb", ",.0f")),
+                 ("batches/s", _field("batches_per_s", ".1f")),
+                 ("steps/s", _field("steps_per_s_real", ".2f")),
+                 ("synthetic steps/s", _field("steps_per_s_synthetic", ".2f")),
+                 ("data cost", _field("data_cost", ".1%"))],
+        measures=[]),
     "lm loss": dict(
         chart="LM loss",
         title="Language-model loss",

@@ -15,7 +15,7 @@ import sys
 
 from kzoo.version import __version__  # noqa: F401
 
-_SUBPACKAGES = ("analysis", "callbacks", "datasets", "distribution", "export",
+_SUBPACKAGES = ("analysis", "callbacks", "data", "datasets", "distribution", "export",
                 "layers", "losses", "metrics", "models", "ops", "pipelines",
                 "preprocessing", "presets", "samplers", "testing", "tokenizers",
                 "training")

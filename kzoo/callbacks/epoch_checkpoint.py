@@ -69,6 +69,9 @@ class EpochCheckpoint(keras.callbacks.Callback):
         restored: dict or None. What ``restore`` returned: its backend
             generator state is set again when training begins (torch's first
             ``fit`` draws from it while it builds, before the first batch).
+        every_batches: int or None. Also save every this many batches of
+            an epoch (the state then records the batches done, for data
+            that can start mid-epoch); None: at epochs' ends only.
 
     Example:
     >>> import tempfile
@@ -82,29 +85,47 @@ class EpochCheckpoint(keras.callbacks.Callback):
     (2, 2)
     """
 
-    def __init__(self, directory, history=None, extra=None, restored=None):
+    def __init__(self, directory, history=None, extra=None, restored=None,
+                 every_batches=None):
         super().__init__()
         self.directory = directory
         self.history = {k: list(v) for k, v in (history or {}).items()}
         self.extra = extra
         self._backend_rng = (restored or {}).get("backend_rng")
+        if every_batches is not None and every_batches < 1:
+            raise ValueError(f"`every_batches` must be positive, got {every_batches}.")
+        self.every_batches = every_batches
+        #: batches of the current epoch done before this ``fit`` (a resumed
+        #: epoch's first batch)
+        self.batch_offset = 0
+        self._epoch = 0
 
     def on_train_begin(self, logs=None):
         if self._backend_rng:
             _set_backend_rng_state(self._backend_rng)
             self._backend_rng = None
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        done = self.batch_offset + batch + 1
+        if self.every_batches and done % self.every_batches == 0:
+            self.save(self._epoch, batch=done)
+
     def on_epoch_end(self, epoch, logs=None):
         for key, value in (logs or {}).items():
             self.history.setdefault(key, []).append(float(value))
+        self.batch_offset = 0
         self.save(epoch + 1)
 
-    def save(self, epoch):
-        """Writes the checkpoint of ``epoch`` finished epochs. On an error
-        (a full disk) the previous checkpoint stays whole and loadable and
-        this save leaves no file behind."""
+    def save(self, epoch, batch=0):
+        """Writes the checkpoint of ``epoch`` finished epochs (and ``batch``
+        batches of the next one). On an error (a full disk) the previous
+        checkpoint stays whole and loadable and this save leaves no file
+        behind."""
         os.makedirs(self.directory, exist_ok=True)
-        name = f"epoch-{epoch}"
+        name = f"epoch-{epoch}" + (f"-batch-{batch}" if batch else "")
         weights = os.path.join(self.directory, f"{name}.weights.h5")
         seeds = os.path.join(self.directory, f"{name}.seeds.npz")
         path = os.path.join(self.directory, STATE)
@@ -121,7 +142,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
                 np.savez(f, *[keras.ops.convert_to_numpy(v.value)
                               for v in _seed_states(self.model)],
                          **_backend_rng_state())
-            state = {"epoch": epoch, "weights": os.path.basename(weights),
+            state = {"epoch": epoch, "batch": batch,
+                     "weights": os.path.basename(weights),
                      "seeds": os.path.basename(seeds), "history": self.history,
                      "extra": self.extra() if self.extra else {}}
             with atomic_file(path, "w", encoding="utf-8") as f:
@@ -145,7 +167,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
         sets when training begins (``fit`` draws from it while it builds)."""
         path = os.path.join(directory, STATE)
         if not os.path.exists(path):
-            return {"epoch": 0, "history": {}, "extra": {}, "backend_rng": {}}
+            return {"epoch": 0, "batch": 0, "history": {}, "extra": {},
+                    "backend_rng": {}}
         with open(path, encoding="utf-8") as f:
             state = json.load(f)
         if model.optimizer is not None and not model.optimizer.built:
@@ -163,4 +186,5 @@ class EpochCheckpoint(keras.callbacks.Callback):
         for variable, value in zip(variables, values):
             variable.assign(value)
         state["backend_rng"] = backend_rng  # set by EpochCheckpoint(restored=)
+        state.setdefault("batch", 0)
         return state

@@ -15,9 +15,10 @@ import importlib
 import re
 import sys
 
-from kzoo.cli.environment import BACKENDS, CommandError, prepare
+from kzoo.cli.environment import BACKENDS, CommandError
+from kzoo.cli.environment import prepare as prepare_environment
 
-COMMANDS = ("demo", "presets", "pretrain", "finetune", "evaluate", "export",
+COMMANDS = ("demo", "presets", "prepare", "pretrain", "finetune", "evaluate", "export",
             "embed", "generate", "similar", "bench", "polysemy")
 
 
@@ -109,7 +110,7 @@ def main(argv=None):
     if command and getattr(importlib.import_module(f"kzoo.cli.{command}"),
                            "READS_FAMILIES", False):
         try:
-            prepare(*_peek(argv))
+            prepare_environment(*_peek(argv))
         except CommandError as exc:
             print(f"kzoo {command}: error: {exc}", file=sys.stderr)
             return 2
@@ -119,7 +120,7 @@ def main(argv=None):
         parser.commands[args.command].error(
             f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        prepare(args.backend, args.verbose)
+        prepare_environment(args.backend, args.verbose)
         return args.module.run(args) or 0
     except (CommandError, FileNotFoundError, ValueError, KeyError) as exc:
         if args.verbose:

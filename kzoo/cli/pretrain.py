@@ -40,8 +40,13 @@ def _defaults(option):
 
 def add_arguments(parser):
     parser.add_argument("family", choices=[f.name for f in _trainable()])
-    parser.add_argument("--corpus", nargs="+", required=True, metavar="FILE",
-                        help="plain-text files")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", nargs="+", metavar="FILE",
+                        help="text files, plain or gzip (prepared into "
+                             "OUTPUT.run/data first, then streamed)")
+    source.add_argument("--data", metavar="DIR",
+                        help="a folder `kzoo prepare` wrote (its tokenizer and "
+                             "shards; the vocabulary options are its own)")
     parser.add_argument("--output", required=True, help="the preset folder to write")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=None,
@@ -58,6 +63,12 @@ def add_arguments(parser):
                       help=_defaults("sequence_length"))
     size.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint-every", type=int, default=1000, metavar="BATCHES",
+                        help="also checkpoint every this many batches of an epoch "
+                             "(a killed run resumes at the next one; default 1000)")
+    parser.add_argument("--vocabulary-sample", type=float, default=100, metavar="MB",
+                        help="with --corpus: learn the vocabulary from an even "
+                             "sample of about this many MB (default 100)")
     parser.add_argument(
         "--from", dest="from_preset", metavar="PRESET", default=None,
         help="continue pretraining a preset (a name or a folder) on the corpus: "
@@ -81,25 +92,94 @@ def run_dir(output):
 def run(args):
     import keras
 
+    from kzoo.cli.environment import CommandError
     from kzoo.models.family import get_family
     from kzoo.training import read_documents, resumable_fit
 
-    recipe = get_family(args.family).pretraining
+    family = get_family(args.family)
+    recipe = family.pretraining
     if args.from_preset:
+        if not args.corpus:
+            raise CommandError("--from continues pretraining on text: pass "
+                               "--corpus FILES (not --data).")
         return _continue(recipe, args)
     for option in SHARED:
         if getattr(args, option) is None:
             setattr(args, option, recipe.defaults.get(option))
-    documents = read_documents(args.corpus)
-    keras.utils.set_random_seed(args.seed)
-    model, data = recipe.build(documents, args)
     folder = run_dir(args.output)
+    keras.utils.set_random_seed(args.seed)
+    if recipe.from_shards is not None:
+        shards = _shards(family, args, folder)
+        model, data = recipe.from_shards(shards, args)
+        data["checkpoint_every"] = args.checkpoint_every
+    elif args.data:
+        raise CommandError(f"{family.title} trains from text only: pass --corpus.")
+    else:
+        model, data = recipe.build(read_documents(args.corpus), args)
     print(f"training {args.epochs} epochs; curves, logs and checkpoints in {folder}/")
     history = resumable_fit(model, args.epochs, folder,
                             title=f"kzoo pretrain {args.family}", **data)
     model.save_to_preset(args.output)
     _report(history, args.output)
     return 0
+
+
+def _shards(family, args, folder):
+    """The run's token shards: ``--data``, checked against the family and
+    its corpus; or ``--corpus`` prepared into ``OUTPUT.run/data`` (kept when
+    up to date). A run that resumes is refused data of another vocabulary,
+    and a corpus that changed since it was prepared."""
+    from kzoo.cli.environment import CommandError
+    from kzoo.cli.prepare import options_of
+    from kzoo.data import TokenShards, check_corpus_unchanged, prepare
+
+    resuming = os.path.exists(os.path.join(folder, "checkpoint", "state.json"))
+    if args.data:
+        shards = TokenShards(args.data)
+        if shards.family != family.name:
+            raise CommandError(f"{args.data} was prepared for {shards.family}, not "
+                               f"{family.name}: prepare the corpus with `kzoo "
+                               f"prepare {family.name} ...`.")
+        check_corpus_unchanged(shards)
+    else:
+        data = os.path.join(folder, "data")
+        if resuming and os.path.exists(os.path.join(data, "manifest.json")):
+            prepared = TokenShards(data)
+            check_corpus_unchanged(prepared)
+            asked = {k: v for k, v in options_of(family, args).items() if v is not None}
+            changed = {k: v for k, v in asked.items() if prepared.manifest["options"].get(k) != v}
+            if changed:
+                raise CommandError(
+                    f"{folder} is a run on data prepared with "
+                    f"{prepared.manifest['options']}, not {changed}: resume with the "
+                    "same options, or pass a new --output.")
+        shards = prepare(family, args.corpus, data, options=options_of(family, args),
+                         vocabulary_sample_mb=args.vocabulary_sample)
+    _check_run_data(folder, shards, resuming)
+    return shards
+
+
+def _check_run_data(folder, shards, resuming):
+    """Records which vocabulary the run trains on (``OUTPUT.run/data.json``);
+    a resumed run on shards of another vocabulary is refused."""
+    import json
+
+    from kzoo.cli.environment import CommandError
+    from kzoo.presets.atomic_files import atomic_file
+
+    path = os.path.join(folder, "data.json")
+    vocabulary = shards.manifest["tokenizer_sha256"]
+    if resuming and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            recorded = json.load(f)
+        if recorded.get("tokenizer_sha256") != vocabulary:
+            raise CommandError(
+                f"{folder} was trained on {recorded.get('data')}, whose vocabulary "
+                f"differs from {shards.directory}'s: resume with the same data, or "
+                "pass a new --output.")
+    os.makedirs(folder, exist_ok=True)
+    with atomic_file(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"data": shards.directory, "tokenizer_sha256": vocabulary}))
 
 
 def _continue(recipe, args):

@@ -64,6 +64,15 @@ class Pretraining:
             (the preset sets them) and so are ``learning_rate`` and
             ``sequence_length`` where the user gave none. None: the family
             cannot continue from a preset.
+        prepare: a ``kzoo.data.Preparation``: how ``kzoo prepare`` turns a
+            corpus into this family's tokenizer and token shards; None: the
+            family trains from text in memory only.
+        from_shards: ``from_shards(shards, options) -> (task, fit_kwargs)``:
+            ``kzoo pretrain --data``, training streamed from a
+            ``kzoo.data.TokenShards`` (the tokenizer is the shards'). Its
+            ``fit_kwargs`` go to ``resumable_fit``: ``batches_for_epoch``
+            (a function of the epoch and the first batch, for a run that
+            resumes mid-epoch) or ``data``, plus ``fit`` arguments.
     """
 
     build: Callable
@@ -73,6 +82,8 @@ class Pretraining:
     task: type | None = None
     example: str = ""
     continue_from: Callable | None = None
+    prepare: object | None = None
+    from_shards: Callable | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -487,6 +487,16 @@ class RandomPreprocessingLayer(PreprocessingLayer):
         self._generator_holder.clear()
         self.__dict__.get("_python_generator_holder", []).clear()
 
+    def set_python_generator(self, generator):
+        """Makes the Python implementation draw from ``generator`` (a numpy
+        ``Generator``) from now on: a data source that keys each batch's
+        draws by the batch (``kzoo.data.ShardBatches``) hands its own."""
+        if not isinstance(generator, np.random.Generator):
+            raise TypeError(f"`generator` must be a numpy Generator, got "
+                            f"{type(generator).__name__}.")
+        self.python_generator  # noqa: B018 (makes the holder)
+        self.__dict__["_python_generator_holder"][:] = [generator]
+
     def get_config(self):
         config = super().get_config()
         config.update({"seed": self.seed})

@@ -1,6 +1,7 @@
 """Training a WordPiece vocabulary from a corpus."""
 
 import collections
+import collections.abc
 import os
 
 
@@ -159,7 +160,8 @@ def python_texts(data):
     file in the same chunks of lines), as str."""
     if isinstance(data, str):
         yield from file_chunks(data)
-    elif isinstance(data, (list, tuple)):
+    elif isinstance(data, (list, tuple, collections.abc.Iterator)):
+        # An iterator (a generator of lines) is read once, as it streams.
         for text in data:
             check_type("data", text, (str, bytes), "a list of str")
             yield (text.decode("utf-8", errors="replace")

@@ -1,6 +1,7 @@
 """Word-level vocabulary and counts from a corpus (for `WordTokenizer`)."""
 
 import collections
+import collections.abc
 import os
 
 from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
@@ -30,13 +31,18 @@ def _python_chunks(data):
                     lines = []
             if lines:
                 yield lines
-    elif isinstance(data, (list, tuple)):
-        for i in range(0, len(data), _CHUNK_LINES):
-            chunk = data[i:i + _CHUNK_LINES]
-            for line in chunk:
-                check_type("data", line, (str, bytes), "a list of str")
-            yield [line.decode("utf-8", errors="replace")
-                   if isinstance(line, bytes) else line for line in chunk]
+    elif isinstance(data, (list, tuple, collections.abc.Iterator)):
+        # An iterator (a generator of lines) is read once, as it streams.
+        chunk = []
+        for line in data:
+            check_type("data", line, (str, bytes), "a list of str")
+            chunk.append(line.decode("utf-8", errors="replace")
+                         if isinstance(line, bytes) else line)
+            if len(chunk) == _CHUNK_LINES:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
     else:
         raise TypeError(
             "`data` must be a list of str, the path of a text file or a "

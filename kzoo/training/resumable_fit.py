@@ -9,7 +9,8 @@ from kzoo.callbacks import EpochCheckpoint, TrainingCurves
 
 
 def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
-                  title=None, **fit_kwargs):
+                  title=None, batches_for_epoch=None, checkpoint_every=None,
+                  **fit_kwargs):
     """Trains ``model`` to ``epochs`` epochs, resuming from ``run_dir``.
 
     ``run_dir`` gets ``checkpoint/`` (``kzoo.callbacks.EpochCheckpoint``,
@@ -28,6 +29,12 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
             epoch (``shuffled_epoch`` gives a resumable order).
         data: or one dataset for all epochs (a corpus read in order, e.g.
             word2vec's stream): one ``fit`` call from the resumed epoch.
+        batches_for_epoch: or a callable ``(epoch, start) -> data`` giving
+            an epoch's batches from batch ``start`` on (a
+            ``kzoo.data.ShardBatches``): a run killed mid-epoch resumes at
+            the batch after its last checkpoint.
+        checkpoint_every: int or None. With ``batches_for_epoch``, also
+            checkpoint every this many batches.
         title: str or None. The curves' title.
         **fit_kwargs: for ``model.fit`` (``validation_data``, ``verbose``,
             ``callbacks`` run after the checkpoint and the curves).
@@ -35,22 +42,36 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
     Returns:
         The history of all epochs (a dict, as ``History.history``).
     """
-    if (data_for_epoch is None) == (data is None):
-        raise ValueError("pass exactly one of `data_for_epoch` and `data`.")
+    if sum(x is not None for x in (data_for_epoch, data, batches_for_epoch)) != 1:
+        raise ValueError("pass exactly one of `data_for_epoch`, `data` and "
+                         "`batches_for_epoch`.")
     checkpoint_dir = os.path.join(run_dir, "checkpoint")
     state = EpochCheckpoint.restore(model, checkpoint_dir)
-    start = state["epoch"]
-    if start:
-        print(f"resuming from {checkpoint_dir}: {start} of {epochs} epochs done",
-              flush=True)
-    checkpoint = EpochCheckpoint(checkpoint_dir, history=state["history"],
-                                 restored=state)
+    start, start_batch = state["epoch"], state["batch"]
+    if start or start_batch:
+        done = f" and {start_batch:,} batches" if start_batch else ""
+        print(f"resuming from {checkpoint_dir}: {start} of {epochs} epochs{done} "
+              "done", flush=True)
+    checkpoint = EpochCheckpoint(
+        checkpoint_dir, history=state["history"], restored=state,
+        every_batches=checkpoint_every if batches_for_epoch is not None else None)
     callbacks = ([checkpoint] + _optional_callbacks(run_dir, state["history"], title)
                  + list(fit_kwargs.pop("callbacks", None) or ()) + [_RunProgbar(epochs)])
     if data is not None:
         if start < epochs:
             model.fit(data, epochs=epochs, initial_epoch=start,
                       callbacks=callbacks, **fit_kwargs)
+    elif batches_for_epoch is not None:
+        for epoch in range(start, epochs):
+            first = start_batch if epoch == start else 0
+            checkpoint.batch_offset = first
+            batches = batches_for_epoch(epoch, first)
+            if len(batches) == 0:  # killed after its last batch's checkpoint
+                checkpoint.save(epoch + 1)
+                continue
+            model.fit(batches, epochs=epoch + 1,
+                      initial_epoch=epoch, callbacks=callbacks, shuffle=False,
+                      **fit_kwargs)
     else:
         for epoch in range(start, epochs):
             model.fit(data_for_epoch(epoch), epochs=epoch + 1, initial_epoch=epoch,

@@ -1,6 +1,6 @@
 """BERT: encoder backbone, WordPiece tokenizer, tasks, Hugging Face converter."""
 
-from kzoo.models.bert import bert_continued_pretraining, bert_pretraining
+from kzoo.models.bert import bert_continued_pretraining, bert_pretraining, bert_shards
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_classifier import BertClassifier
 from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
@@ -50,6 +50,8 @@ register_family(Family(
         continue_from=bert_continued_pretraining.continue_from,
         defaults=bert_pretraining.DEFAULTS,
         add_arguments=bert_pretraining.add_arguments,
+        prepare=bert_shards.PREPARATION,
+        from_shards=bert_shards.from_shards,
         task=BertPretrainer,
         example="kzoo pretrain bert --corpus wiki.txt --output runs/bert --num-layers 2"),
     word_in_context=lazy("kzoo.models.bert.bert_word_in_context:word_in_context"),

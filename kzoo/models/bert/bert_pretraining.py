@@ -8,6 +8,7 @@ The recipe of ``kzoo pretrain bert`` (``pretrain``) and
 import keras
 import numpy as np
 
+from kzoo.data.corpus import split_sentences
 from kzoo.models.bert.bert_backbone import BertBackbone
 from kzoo.models.bert.bert_pretrainer import BertPretrainer
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
@@ -18,12 +19,6 @@ from kzoo.tokenizers import compute_word_piece_vocabulary
 DEFAULTS = {"batch_size": 32, "learning_rate": 1e-3, "vocabulary_size": 3000,
             "sequence_length": 64, "hidden_dim": 64, "num_layers": 2,
             "num_heads": 2}
-
-
-def split_sentences(text):
-    """Sentences of a text, split on ". " (empty ones dropped)."""
-    sentences = [s.strip() for s in text.split(". ")]
-    return [s for s in sentences if s]
 
 
 def train_tokenizer(documents, vocabulary_size):
@@ -52,6 +47,16 @@ def build_pretrainer(tokenizer, sequence_length, num_layers=2, num_heads=2,
     return model
 
 
+def pretrainer_from_options(tokenizer, options):
+    """``build_pretrainer`` with ``kzoo pretrain bert``'s options."""
+    return build_pretrainer(
+        tokenizer, options.sequence_length, num_layers=options.num_layers,
+        num_heads=options.num_heads, hidden_dim=options.hidden_dim,
+        dropout=options.dropout, learning_rate=options.learning_rate,
+        seed=options.seed,
+        whole_word_masking=getattr(options, "whole_word_masking", False))
+
+
 def add_arguments(group):
     """``kzoo pretrain bert``'s own options."""
     group.add_argument("--whole-word-masking", action="store_true",
@@ -70,12 +75,7 @@ def pretrain(documents, options):
         raise ValueError("BERT's next-sentence task needs documents of two or more "
                          "sentences; the corpus has none.")
     tokenizer = train_tokenizer(documents, options.vocabulary_size)
-    model = build_pretrainer(
-        tokenizer, options.sequence_length, num_layers=options.num_layers,
-        num_heads=options.num_heads, hidden_dim=options.hidden_dim,
-        dropout=options.dropout, learning_rate=options.learning_rate,
-        seed=options.seed,
-        whole_word_masking=getattr(options, "whole_word_masking", False))
+    model = pretrainer_from_options(tokenizer, options)
     print(f"BERT: {tokenizer.vocabulary_size():,} word pieces; {len(documents):,} "
           f"documents, {sum(len(d) for d in documents):,} sentences")
 

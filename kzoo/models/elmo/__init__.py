@@ -1,6 +1,6 @@
 """ELMo: a character-based bidirectional LSTM language model and its uses."""
 
-from kzoo.models.elmo import elmo_continued_pretraining, elmo_pretraining
+from kzoo.models.elmo import elmo_continued_pretraining, elmo_pretraining, elmo_shards
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_converter import AllenNlpElmoSource
 from kzoo.models.elmo.elmo_embedder import ElmoEmbedder
@@ -31,6 +31,8 @@ register_family(Family(
         defaults=elmo_pretraining.DEFAULTS,
         add_arguments=elmo_pretraining.add_arguments,
         evaluate=elmo_pretraining.evaluate,
+        prepare=elmo_shards.PREPARATION,
+        from_shards=elmo_shards.from_shards,
         task=ElmoLanguageModel,
         example="kzoo pretrain elmo --corpus news.txt --output runs/elmo"),
     embed=lazy("kzoo.models.elmo.elmo_embedder:sentence_vectors"),

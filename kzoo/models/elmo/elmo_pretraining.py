@@ -5,11 +5,10 @@ The recipe of ``kzoo pretrain elmo`` (``pretrain``, ``evaluate``) and
 ``examples/pretrain_elmo.py``.
 """
 
-import re
-
 import keras
 import numpy as np
 
+from kzoo.data.corpus import split_sentences
 from kzoo.models.elmo.elmo_backbone import ElmoBackbone
 from kzoo.models.elmo.elmo_language_model import ElmoLanguageModel
 from kzoo.models.elmo.elmo_language_model_preprocessor import ElmoLanguageModelPreprocessor
@@ -23,12 +22,12 @@ DEFAULTS = {"batch_size": 32, "learning_rate": 2e-3, "vocabulary_size": 20000,
 
 
 def sentences_of(articles, max_words):
-    """Lines split into sentences on '. ', '? ', '! '; those of 3 words or
-    more, cut to ``max_words``."""
+    """Lines split into sentences (``kzoo.data.split_sentences``); those of
+    3 words or more, cut to ``max_words``."""
     out = []
     for article in articles:
         for line in article.split("\n"):
-            for sentence in re.split(r"(?<=[.?!])\s+", line):
+            for sentence in split_sentences(line):
                 words = sentence.split()
                 if 3 <= len(words):
                     out.append(" ".join(words[:max_words]))
@@ -61,6 +60,15 @@ def build_language_model(tokenizer, sequence_length, num_layers=2, hidden_dim=51
     return model
 
 
+def language_model_from_options(tokenizer, options):
+    """``build_language_model`` with ``kzoo pretrain elmo``'s options."""
+    return build_language_model(
+        tokenizer, options.sequence_length, num_layers=options.num_layers,
+        hidden_dim=options.hidden_dim, projection_dim=options.projection_dim,
+        dropout=options.dropout, learning_rate=options.learning_rate,
+        seed=options.seed)
+
+
 def add_arguments(group):
     """``kzoo pretrain elmo``'s own options."""
     group.add_argument("--projection-dim", type=int, default=128,
@@ -78,11 +86,7 @@ def pretrain(documents, options):
     if not sentences:
         raise ValueError("the corpus has no sentence of 3 words or more.")
     tokenizer = train_tokenizer(sentences, options.vocabulary_size)
-    model = build_language_model(
-        tokenizer, options.sequence_length, num_layers=options.num_layers,
-        hidden_dim=options.hidden_dim, projection_dim=options.projection_dim,
-        dropout=options.dropout, learning_rate=options.learning_rate,
-        seed=options.seed)
+    model = language_model_from_options(tokenizer, options)
     print(f"ELMo: {tokenizer.vocabulary_size():,} words in the softmax; "
           f"{len(sentences):,} sentences")
     sentences = np.asarray(sentences, dtype=object)

@@ -1,7 +1,7 @@
 """GPT: decoder backbone, tokenizer, causal LM, GPT-1-style fine-tuning, converter."""
 
 from kzoo.models.family import Family, Pretraining, lazy, register_family
-from kzoo.models.gpt import gpt_continued_pretraining, gpt_pretraining
+from kzoo.models.gpt import gpt_continued_pretraining, gpt_pretraining, gpt_shards
 from kzoo.models.gpt.fine_tuning_tokens import add_fine_tuning_tokens
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
 from kzoo.models.gpt.gpt_backbone import GPTBackbone
@@ -35,6 +35,8 @@ register_family(Family(
         continue_from=gpt_continued_pretraining.continue_from,
         defaults=gpt_pretraining.DEFAULTS,
         evaluate=gpt_pretraining.evaluate,
+        prepare=gpt_shards.PREPARATION,
+        from_shards=gpt_shards.from_shards,
         task=GPTCausalLM,
         example="kzoo pretrain gpt --corpus books.txt --output runs/gpt --epochs 3"),
     hugging_face=lazy("kzoo.models.gpt.gpt_hf_writer:save_hugging_face"),

@@ -82,6 +82,14 @@ def build_causal_lm(tokenizer, sequence_length, num_layers=4, hidden_dim=128,
     return model
 
 
+def causal_lm_from_options(tokenizer, options):
+    """``build_causal_lm`` with ``kzoo pretrain gpt``'s options."""
+    return build_causal_lm(
+        tokenizer, options.sequence_length, num_layers=options.num_layers,
+        hidden_dim=options.hidden_dim, num_heads=options.num_heads,
+        dropout=options.dropout, learning_rate=options.learning_rate)
+
+
 def pretrain(documents, options):
     """``kzoo pretrain gpt``: a BPE learned from the documents, a causal
     LM on token blocks of ``options.sequence_length``, each epoch's blocks
@@ -90,10 +98,7 @@ def pretrain(documents, options):
     articles = ["\n".join(document) for document in documents]
     tokenizer = train_tokenizer(articles, options.vocabulary_size)
     blocks, tokens = token_blocks(tokenizer, articles, options.sequence_length)
-    model = build_causal_lm(
-        tokenizer, options.sequence_length, num_layers=options.num_layers,
-        hidden_dim=options.hidden_dim, num_heads=options.num_heads,
-        dropout=options.dropout, learning_rate=options.learning_rate)
+    model = causal_lm_from_options(tokenizer, options)
     print(f"GPT: {tokenizer.vocabulary_size():,} BPE tokens; {tokens:,} training "
           f"tokens in {len(blocks):,} blocks of {options.sequence_length}")
     data = as_inputs(blocks)

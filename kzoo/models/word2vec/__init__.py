@@ -1,7 +1,7 @@
 """word2vec: skip-gram and CBOW with negative sampling, and `WordVectors`."""
 
 from kzoo.models.family import Family, Pretraining, lazy, register_family
-from kzoo.models.word2vec import word2vec_pretraining
+from kzoo.models.word2vec import word2vec_pretraining, word2vec_shards
 from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.models.word2vec.word2vec_cbow import Word2VecCBOW
@@ -31,6 +31,8 @@ register_family(Family(
         build=word2vec_pretraining.pretrain,
         defaults=word2vec_pretraining.DEFAULTS,
         add_arguments=word2vec_pretraining.add_arguments,
+        prepare=word2vec_shards.PREPARATION,
+        from_shards=word2vec_shards.from_shards,
         task=Word2VecTask,
         example="kzoo pretrain word2vec --corpus a.txt b.txt --output runs/w2v "
                 "--hidden-dim 100"),

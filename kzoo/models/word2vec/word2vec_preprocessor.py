@@ -1,5 +1,6 @@
 """Text → word2vec training examples (skip-gram pairs or CBOW windows)."""
 
+import collections.abc
 import itertools
 import os
 from pathlib import Path
@@ -9,6 +10,7 @@ import numpy as np
 
 from kzoo.preprocessing.engine import engine, engine_scope, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
+from kzoo.data.shards import TokenShards
 from kzoo.models.preprocessor import Preprocessor
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
 from kzoo.preprocessing.pipeline import Passes
@@ -107,8 +109,39 @@ def python_text_lines(data):
 
 
 def _python_engine(data):
-    """Whether the corpus `data` goes through the Python engine's pipeline."""
-    return engine() == "python" and not is_tensorflow_value(data)
+    """Whether the corpus `data` goes through the Python engine's pipeline
+    (token shards always do: their ids are read, not tokenized)."""
+    return isinstance(data, TokenShards) or (
+        engine() == "python" and not is_tensorflow_value(data))
+
+
+def _shard_chunks(shards, size):
+    """The lines of `shards` (a `kzoo.data.TokenShards`) in corpus order,
+    `size` at a time across the shards' ends (the last chunk shorter), as
+    `(flat int32 ids, int64 lengths)`: the chunks that `python_batches`
+    tokenizes from the same lines of text."""
+    ids, lengths = [], []
+
+    def chunk():
+        joined = (np.concatenate(ids).astype(np.int32),
+                  np.concatenate(lengths).astype(np.int64))
+        ids.clear()
+        lengths.clear()
+        return joined
+
+    count = 0
+    for flat, rows in shards.unit_chunks(size):
+        while len(rows):  # a shard's last chunk is completed by the next's
+            take = min(size - count, len(rows))
+            words = int(np.sum(rows[:take]))
+            ids.append(flat[:words])
+            lengths.append(rows[:take])
+            flat, rows, count = flat[words:], rows[take:], count + take
+            if count == size:
+                yield chunk()
+                count = 0
+    if count:
+        yield chunk()
 
 
 def _chunks(iterator, size):
@@ -179,7 +212,11 @@ class Word2VecPreprocessor(Preprocessor):
     (`kzoo.preprocessing.engine`; TensorFlow need not be installed) the
     tokenizer and sampler run their numpy implementations over a thousand
     lines at a time in a background thread (`passes`, `python_batches`):
-    the same vocabulary, rules and rates, other random draws.
+    the same vocabulary, rules and rates, other random draws. A
+    `kzoo.data.TokenShards` (`kzoo prepare word2vec`) is a corpus whose
+    lines were tokenized ahead: it always takes the Python pipeline, which
+    reads its ids instead of tokenizing (the same examples as from the
+    text of its lines).
 
     `output_mode="pairs"` gives skip-gram examples (`center`, `context`,
     `negatives`); `"windows"` gives CBOW ones (`center` and its whole
@@ -257,7 +294,22 @@ class Word2VecPreprocessor(Preprocessor):
             oov_token: str. The id that other words map to (never trained).
             **kwargs: the constructor's other arguments (`window`, ...).
         """
-        if not _python_engine(data):
+        tokenizer = cls.tokenizer_from_corpus(
+            data, min_count=min_count, max_size=max_size, lowercase=lowercase,
+            oov_token=oov_token)
+        return cls(tokenizer=tokenizer, **kwargs)
+
+    @classmethod
+    def tokenizer_from_corpus(cls, data, min_count=5, max_size=None,
+                              lowercase=False, oov_token="[UNK]"):
+        """The `WordTokenizer` of `from_corpus`: the corpus's vocabulary
+        and the exact count of each entry (see `from_corpus` for the
+        arguments). `data` may also be an iterator of str lines on the
+        Python engine (read once, as it streams: `kzoo prepare word2vec`).
+        """
+        if isinstance(data, collections.abc.Iterator) and _python_engine(data):
+            lines = data
+        elif not _python_engine(data):
             lines = text_lines(data)
         elif isinstance(data, (list, tuple)) and data and all(
                 isinstance(p, os.PathLike) for p in data):
@@ -269,9 +321,8 @@ class Word2VecPreprocessor(Preprocessor):
         vocabulary, counts = compute_word_vocabulary(
             lines, min_count=min_count, max_size=max_size, lowercase=lowercase,
             special_tokens=(oov_token,), oov_token=oov_token)
-        tokenizer = WordTokenizer(vocabulary=vocabulary, counts=counts,
-                                  lowercase=lowercase, oov_token=oov_token)
-        return cls(tokenizer=tokenizer, **kwargs)
+        return WordTokenizer(vocabulary=vocabulary, counts=counts,
+                             lowercase=lowercase, oov_token=oov_token)
 
     def _build(self):
         if self.tokenizer.counts is None:
@@ -405,15 +456,23 @@ class Word2VecPreprocessor(Preprocessor):
 
         `lines_per_call` lines are tokenized and sampled at a time (default
         1024); with `cache_tokens`, the first full pass keeps their ids
-        (~4 bytes a word) and later passes sample from them.
+        (~4 bytes a word) and later passes sample from them. `data` may
+        also be a `kzoo.data.TokenShards`: its lines' ids are read, in the
+        same chunks, instead of tokenized (`cache_tokens` is ignored), so
+        the batches are those of the text of its lines.
         """
         if self.sampler is None:
             self._build()
-        read = python_text_lines(data)
         size = lines_per_call or _PYTHON_LINES_PER_CALL
-        cache = {"chunks": [], "complete": False} if cache_tokens else None
+        shards = isinstance(data, TokenShards)
+        read = None if shards else python_text_lines(data)
+        cache = ({"chunks": [], "complete": False} if cache_tokens and not shards
+                 else None)
 
         def token_chunks():
+            if shards:
+                yield from _shard_chunks(data, size)
+                return
             if cache is not None and cache["complete"]:
                 yield from cache["chunks"]
                 return
@@ -483,8 +542,9 @@ class Word2VecPreprocessor(Preprocessor):
         at the start and at the end of each pass: a pass's words exactly,
         where `words_seen()` runs ahead with the prefetched batches.
 
-        With the Python engine (and `data` not a `tf.data.Dataset`), the
-        passes of `python_batches` in a background thread instead
+        With the Python engine (and `data` not a `tf.data.Dataset`), or
+        with `data` a `kzoo.data.TokenShards` on any engine, the passes of
+        `python_batches` in a background thread instead
         (`kzoo.preprocessing.python_pipeline.PythonPasses`, the same
         interface), without TensorFlow."""
         if _python_engine(data):

@@ -7,6 +7,7 @@ import keras
 from keras import ops
 
 from kzoo.api_export import kzoo_export
+from kzoo.data.shards import TokenShards
 from kzoo.models.task import Task
 from kzoo.models.word2vec.negative_sampling_loss import NegativeSamplingLoss
 from kzoo.models.word2vec.word2vec_backbone import Word2VecBackbone
@@ -31,7 +32,11 @@ class Word2VecTask(Task):
     it through the preprocessor in `tf.data`, or, with the Python
     preprocessing engine (TensorFlow not installed, or chosen: see
     `kzoo.preprocessing.engine`), in the preprocessor's numpy pipeline on a
-    background thread (`Word2VecPreprocessor.passes`); the default `compile()` is
+    background thread (`Word2VecPreprocessor.passes`). It also takes a
+    corpus tokenized ahead, a `kzoo.data.TokenShards` (`kzoo prepare
+    word2vec`; build the task with `from_tokenizer(shards.tokenizer())`),
+    which always streams through the numpy pipeline: with the same seed it
+    trains the vectors its lines' text trains. The default `compile()` is
     plain SGD with word2vec's linearly decaying learning rate, from `alpha`
     to `min_alpha` over all the epochs of each `fit` call (as gensim's
     `train`), over an estimate of the steps from the vocabulary counts.
@@ -118,7 +123,8 @@ class Word2VecTask(Task):
 
         Args:
             x: a text file path, a list of str lines, a `tf.data.Dataset` of
-                strings, or a dataset of sampled examples.
+                strings, a `kzoo.data.TokenShards` of word2vec's (its lines'
+                ids), or a dataset of sampled examples.
             batch_size: int. Examples (pairs or windows) per step. Default:
                 16384 when a pass holds at least 20 such batches and the
                 sparse step trains (see `compile`), else 4096.
@@ -135,7 +141,8 @@ class Word2VecTask(Task):
                 read and tokenize the text again (~4 bytes a word; see
                 `Word2VecPreprocessor.dataset`). "auto": when there is more
                 than one epoch and the corpus (`corpus_words`, else the
-                vocabulary's) has at most 50M words.
+                vocabulary's) has at most 50M words. Token shards are
+                never cached (their ids are read as they are).
             **kwargs: `keras.Model.fit` arguments.
 
         Returns:
@@ -165,7 +172,9 @@ class Word2VecTask(Task):
         big = sparse and examples >= 20 * 16384
         batch_size = batch_size or (16384 if big else 4096)
         initial_epoch = kwargs.pop("initial_epoch", 0)
-        if cache_tokens == "auto":
+        if isinstance(x, TokenShards):
+            cache_tokens = False  # already ids
+        elif cache_tokens == "auto":
             words = corpus_words or self.preprocessor.vocabulary_words()
             cache_tokens = epochs - initial_epoch > 1 and words <= _CACHE_WORDS
         # A last, smaller batch per pass would be one more shape to compile.
@@ -196,6 +205,11 @@ class Word2VecTask(Task):
         finally:
             if passes is not None and hasattr(passes, "close"):
                 passes.close()  # the Python pipeline's thread
+
+    def _needs_preprocessing(self, x):
+        if isinstance(x, TokenShards):  # a corpus, tokenized ahead
+            return self.preprocessor is not None
+        return super()._needs_preprocessing(x)
 
     def _fit_epochs(self, passes, dataset, callbacks, initial_epoch, epochs,
                     batch_size, kwargs):
@@ -361,10 +375,28 @@ class Word2VecTask(Task):
             window, negative, sample, shrink_window, seed: the sampling's.
             **kwargs: task arguments.
         """
-        preprocessor = Word2VecPreprocessor.from_corpus(
-            data, min_count=min_count, max_size=max_size, lowercase=lowercase,
-            window=window, negative=negative, sample=sample,
-            shrink_window=shrink_window, output_mode=cls.output_mode, seed=seed)
+        tokenizer = Word2VecPreprocessor.tokenizer_from_corpus(
+            data, min_count=min_count, max_size=max_size, lowercase=lowercase)
+        return cls.from_tokenizer(
+            tokenizer, hidden_dim=hidden_dim, window=window, negative=negative,
+            sample=sample, shrink_window=shrink_window, seed=seed, **kwargs)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, hidden_dim=100, window=5, negative=5,
+                       sample=1e-3, shrink_window=True, seed=None, **kwargs):
+        """Preprocessor, backbone and task for a vocabulary already counted:
+        a `WordTokenizer` with `counts` (`from_corpus`'s, or the tokenizer
+        of a `kzoo.data.TokenShards` that `fit` then trains on).
+
+        Args:
+            tokenizer: a `WordTokenizer` with the corpus counts.
+            hidden_dim, window, negative, sample, shrink_window, seed,
+                **kwargs: as `from_corpus`.
+        """
+        preprocessor = Word2VecPreprocessor(
+            tokenizer=tokenizer, window=window, negative=negative,
+            sample=sample, shrink_window=shrink_window,
+            output_mode=cls.output_mode, seed=seed)
         backbone = Word2VecBackbone(
             vocabulary_size=preprocessor.tokenizer.vocabulary_size(),
             hidden_dim=hidden_dim)
