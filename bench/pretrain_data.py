@@ -14,7 +14,8 @@ prepared shards (``--data``). With ``--steps N``, a second
 process then measures, on the prepared shards and the family's default
 model, the batches/s of the stream alone and the training steps/s with the
 stream and with one synthetic batch repeated (the data is not the
-bottleneck when the two are within 5%).
+bottleneck when the two are within 5%); for word2vec, the words/s of an
+epoch from the shards and from the text (the Python engine), taking turns.
 """
 
 import argparse
@@ -120,10 +121,25 @@ family, data, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from kzoo.data import TokenShards
 from kzoo.models.family import get_family
 record = get_family(family).pretraining
-options = types.SimpleNamespace(**record.defaults, dropout=0.1, seed=0, epochs=1,
+options = types.SimpleNamespace(**{"batch_size": None, **record.defaults}, dropout=0.1, seed=0, epochs=1,
                                 projection_dim=128, cbow=False, window=5, negative=5)
 shards = TokenShards(data)
 model, fit = record.from_shards(shards, options)
+if "batches_for_epoch" not in fit:  # word2vec: its own passes, shards against text
+    from kzoo.preprocessing.engine import engine_scope
+    corpus = sys.argv[4]
+    words = {"shards": [], "text": []}
+    for turn in range(2):  # taking turns, against the machine's drift
+        for source in ("shards", "text"):
+            keras.utils.set_random_seed(0)
+            task, _ = record.from_shards(shards, options)
+            with engine_scope("python"):  # the text path without TensorFlow
+                history = task.fit(shards if source == "shards" else corpus,
+                                   epochs=1, verbose=0)
+            words[source].append(history.history["words_per_sec"][-1])
+    print(json.dumps({"words_per_s_shards": float(np.median(words["shards"])),
+                      "words_per_s_text": float(np.median(words["text"]))}))
+    sys.exit(0)
 stream = fit["batches_for_epoch"](0, 0)
 stream.read_ahead = 0
 count = min(steps, len(stream) - 1)
@@ -160,9 +176,9 @@ print(json.dumps({"batches_per_s": batches, "steps_per_s_real": real,
 """
 
 
-def throughput(family, data, backend, steps):
+def throughput(family, data, backend, steps, corpus):
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    out = subprocess.run([sys.executable, "-c", WORKER, family, data, str(steps)],
+    out = subprocess.run([sys.executable, "-c", WORKER, family, data, str(steps), corpus],
                          env=env, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
@@ -171,17 +187,29 @@ def throughput(family, data, backend, steps):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def benchmark_name(args):
+    """``pretraining data, jax``; ``pretraining data at 1 GB, jax`` for a
+    corpus of a GB or more."""
+    large = max(float(m) for m in args.corpus_mb.split(",")) >= 1000
+    return f"pretraining data{' at 1 GB' if large else ''}, {args.backend}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", default="gpt,bert")
     parser.add_argument("--corpus-mb", default="4,40")
     parser.add_argument("--backend", default="jax")
-    parser.add_argument("--steps", type=int, default=100,
-                        help="steps for the pipeline / training rates (0: skip)")
+    parser.add_argument("--steps", default="60,elmo=15",
+                        help="steps for the pipeline / training rates (0: skip), and "
+                             "FAMILY=N for a family's own")
     parser.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(),
                                                           "kzoo-pretrain-data"))
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    steps = {}
+    for item in args.steps.split(","):
+        family, _, count = item.rpartition("=")
+        steps[family] = int(count)
     os.makedirs(args.workdir, exist_ok=True)
     results = []
     for megabytes in [float(m) for m in args.corpus_mb.split(",")]:
@@ -199,9 +227,15 @@ def main(argv=None):
                                args.backend, [])
             row["first_step_prepared_s"] = again["first_step_s"]
             row["peak_prepared_mb"] = again["peak_mb"]
-            if args.steps:
-                row.update(throughput(family, output + ".run/data", args.backend, args.steps))
-                row["data_cost"] = 1 - row["steps_per_s_real"] / row["steps_per_s_synthetic"]
+            count = steps.get(family, steps.get("", 0))
+            if count:
+                row.update(throughput(family, output + ".run/data", args.backend,
+                                      count, corpus))
+                if "steps_per_s_real" in row:
+                    row["data_cost"] = 1 - row["steps_per_s_real"] / row["steps_per_s_synthetic"]
+                    # The CPU time a batch takes to make, over a step's time:
+                    # what the data costs at most where it overlaps nothing.
+                    row["data_share"] = row["steps_per_s_real"] / row["batches_per_s"]
             cpu1, own1, wall = (_timing._cpu_seconds(), _timing._children_cpu_seconds(),
                                 time.time() - wall0)
             row["load"] = {"other_cores": round(max(0.0, (cpu1[0] - cpu0[0]) - (own1 - own0))
@@ -210,7 +244,7 @@ def main(argv=None):
             print(row, flush=True)
             results.append((f"{family} {row['corpus_mb']:g} MB {args.backend}", row))
     if args.json:
-        _results.write(args.json, "pretraining data", __file__,
+        _results.write(args.json, benchmark_name(args), __file__,
                        sys.argv[1:] if argv is None else argv, results)
 
 

@@ -233,6 +233,35 @@ _ELMO_COLUMNS = [
 _ELMO_MEASURES = [("inference", "sentences_per_s",
                    [("AllenNLP 2.10", _against_figure("sentences_per_s"))])]
 
+_PRETRAINING_DATA = dict(
+    chart="Pretraining data",
+    title="Pretraining data: prepared shards, streamed",
+    about="`kzoo pretrain FAMILY --corpus` on Jane Austen's novels repeated to the "
+          "corpus size (default model sizes, 2 cores): `prepare MB/s` is the "
+          "tokenizing pass as `kzoo prepare` prints it, `peak MB` the process's peak "
+          "resident memory and `first step s` the time from the command to the first "
+          "training step, preparation included; `--data:` the same from the prepared "
+          "shards. `batches/s` is the stream alone (one thread); `steps/s` training "
+          "on it and on one synthetic batch repeated (medians of three turns each); "
+          "`data cost` the share of the step rate the data takes (within the VM's "
+          "drift, which moves steps/s by 10-20% between turns), `data share` a "
+          "batch's making time over a step's time (what the data could take at most "
+          "were it not made in a background thread). word2vec: words/s of an epoch "
+          "from the shards and from the text (Python engine), taking turns.",
+    columns=[("prepare MB/s", _field("prepare_mb_per_s", ".1f")),
+             ("peak MB", _field("peak_mb", ",.0f")),
+             ("first step s", _field("first_step_s", ".1f")),
+             ("--data: first step s", _field("first_step_prepared_s", ".1f")),
+             ("--data: peak MB", _field("peak_prepared_mb", ",.0f")),
+             ("batches/s", _field("batches_per_s", ".1f")),
+             ("steps/s", _field("steps_per_s_real", ".2f")),
+             ("synthetic steps/s", _field("steps_per_s_synthetic", ".2f")),
+             ("data cost", _field("data_cost", ".1%")),
+             ("data share", _field("data_share", ".1%")),
+             ("word2vec words/s shards", _field("words_per_s_shards", ",.0f")),
+             ("text", _field("words_per_s_text", ",.0f"))],
+    measures=[])
+
 BENCHMARKS = {
     "bert": dict(
         chart="BERT",
@@ -352,27 +381,13 @@ BENCHMARKS = {
                                 for ref in ("sentence-transformers", "transformers")])
                   for label, key in (("batch 32 x 128", "seq_per_s_32x128"),
                                      ("batch 1 x 16", "seq_per_s_1x16"))]),
-    "pretraining data": dict(
-        chart="Pretraining data",
-        title="Pretraining data: prepared shards, streamed",
-        about="`kzoo pretrain FAMILY --corpus` on Jane Austen's novels repeated to the "
-              "corpus size (default model sizes, 2 cores): `prepare MB/s` is the "
-              "tokenizing pass as `kzoo prepare` prints it, `peak MB` the process's peak "
-              "resident memory and `first step s` the time from the command to the first "
-              "training step, preparation included; `--data:` the same from the prepared "
-              "shards. `batches/s` is the stream alone (one thread); `steps/s` training "
-              "on it and on one synthetic batch repeated (medians of three turns each); "
-              "`data cost` the share of the step rate the data takes.",
-        columns=[("prepare MB/s", _field("prepare_mb_per_s", ".1f")),
-                 ("peak MB", _field("peak_mb", ",.0f")),
-                 ("first step s", _field("first_step_s", ".1f")),
-                 ("--data: first step s", _field("first_step_prepared_s", ".1f")),
-                 ("--data: peak MB", _field("peak_prepared_mb", ",.0f")),
-                 ("batches/s", _field("batches_per_s", ".1f")),
-                 ("steps/s", _field("steps_per_s_real", ".2f")),
-                 ("synthetic steps/s", _field("steps_per_s_synthetic", ".2f")),
-                 ("data cost", _field("data_cost", ".1%"))],
-        measures=[]),
+    "pretraining data, jax": dict(_PRETRAINING_DATA, chart="Pretraining data, JAX",
+                                  title="Pretraining data on JAX: shards, streamed"),
+    "pretraining data, torch": dict(_PRETRAINING_DATA, chart="Pretraining data, PyTorch",
+                                    title="Pretraining data on PyTorch: shards, streamed"),
+    "pretraining data at 1 GB, jax": dict(
+        _PRETRAINING_DATA, chart="Pretraining data at 1 GB, JAX",
+        title="Pretraining data on JAX: a corpus of 1 GB"),
     "lm loss": dict(
         chart="LM loss",
         title="Language-model loss",

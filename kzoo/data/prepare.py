@@ -27,8 +27,9 @@ from kzoo.data.shards import (FORMAT, FORMAT_VERSION, MANIFEST, TOKENIZER,
                               ShardError, ShardWriter, TokenShards, read_manifest,
                               tokenizer_fingerprint)
 
-#: units tokenized per call (one batch spread over the cores)
-_UNITS_PER_BATCH = 16384
+#: characters of text tokenized per call (one batch spread over the cores);
+#: a batch's encodings take ~25x its text while they are turned into ids
+_BATCH_CHARACTERS = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -281,8 +282,8 @@ def _tokenize(preparation, tokenizer, paths, fingerprints, writer, prefix):
         pending, batch, count = None, [], 0
         for units in documents:
             batch.append(units)
-            count += len(units)
-            if count >= _UNITS_PER_BATCH:
+            count += sum(len(u) for u in units)
+            if count >= _BATCH_CHARACTERS:
                 future = pool.submit(encode, batch)
                 if pending is not None:
                     write(pending.result())

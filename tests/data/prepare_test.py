@@ -139,3 +139,17 @@ def test_the_vocabulary_comes_from_an_even_sample(tmp_path):
     assert shards.manifest["vocabulary_sample"] == {"stride": 4}
     # Every document is still tokenized.
     assert shards.num_documents == 400
+
+
+def test_a_gzip_corpus_gives_the_shards_of_its_text(tmp_path, corpus):
+    import gzip
+
+    packed = tmp_path / "corpus.txt.gz"
+    packed.write_bytes(gzip.compress(open(corpus, "rb").read()))
+    plain = prepare("gpt", [corpus], tmp_path / "plain", options={"vocabulary_size": 300},
+                    verbose=False)
+    zipped = prepare("gpt", [str(packed)], tmp_path / "zipped",
+                     options={"vocabulary_size": 300}, verbose=False)
+    np.testing.assert_array_equal(plain.tokens(0, plain.num_tokens),
+                                  zipped.tokens(0, zipped.num_tokens))
+    assert zipped.manifest["corpus"][0]["bytes"] == os.path.getsize(packed)
