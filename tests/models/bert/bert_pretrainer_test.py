@@ -204,8 +204,8 @@ def test_pretrain_bert_whole_word_masking_option():
 
     parser = argparse.ArgumentParser()
     pretrain_command.add_arguments(parser)
-    documents = [["the unaffable cat sat. the cat sat on the mat"],
-                 ["a dog sat. the dog is not a cat. a cat is not a dog"]]
+    documents = [["The unaffable cat sat. The cat sat on the mat"],
+                 ["A dog sat. The dog is not a cat. A cat is not a dog"]]
     for flag, expected in [([], False), (["--whole-word-masking"], True)]:
         options = parser.parse_args(["bert", "--corpus", "c.txt", "--output", "o"]
                                     + flag)
