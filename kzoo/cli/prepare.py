@@ -38,15 +38,20 @@ def add_arguments(parser):
         for f in families if "vocabulary_size" in f.pretraining.prepare.defaults)
     parser.add_argument("--vocabulary-size", type=int, default=None,
                         help=f"default per family: {defaults}")
-    parser.add_argument("--vocabulary-sample", type=float, default=100, metavar="MB",
-                        help="learn the vocabulary from an even sample of the "
-                             "documents of about this many MB (default 100)")
+    add_vocabulary_sample(parser)
     parser.add_argument("--shard-tokens", type=int, default=1 << 25,
                         help="tokens per shard (default 2^25)")
     for family in families:
         if family.pretraining.prepare.add_arguments is not None:
             family.pretraining.prepare.add_arguments(
                 parser.add_argument_group(f"{family.title} only"))
+
+
+def add_vocabulary_sample(parser):
+    """``--vocabulary-sample MB`` (``kzoo prepare``, ``kzoo pretrain --corpus``)."""
+    parser.add_argument("--vocabulary-sample", type=float, default=100, metavar="MB",
+                        help="learn the vocabulary from an even sample of the "
+                             "documents of about this many MB (default 100)")
 
 
 def options_of(family, args):

@@ -39,6 +39,8 @@ def _defaults(option):
 
 
 def add_arguments(parser):
+    from kzoo.cli.prepare import add_vocabulary_sample
+
     parser.add_argument("family", choices=[f.name for f in _trainable()])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", nargs="+", metavar="FILE",
@@ -66,9 +68,7 @@ def add_arguments(parser):
     parser.add_argument("--checkpoint-every", type=int, default=1000, metavar="BATCHES",
                         help="also checkpoint every this many batches of an epoch "
                              "(a killed run resumes at the next one; default 1000)")
-    parser.add_argument("--vocabulary-sample", type=float, default=100, metavar="MB",
-                        help="with --corpus: learn the vocabulary from an even "
-                             "sample of about this many MB (default 100)")
+    add_vocabulary_sample(parser)
     parser.add_argument(
         "--from", dest="from_preset", metavar="PRESET", default=None,
         help="continue pretraining a preset (a name or a folder) on the corpus: "

@@ -123,12 +123,6 @@ class _Hashing:
         self.bytes += len(data)
         return data
 
-    def readable(self):
-        return True
-
-    def close(self):
-        self.f.close()
-
 
 def raw_lines(path, fingerprint=None):
     """The lines of one corpus file (``str``, invalid UTF-8 replaced),

@@ -19,6 +19,7 @@ import math
 import os
 import shutil
 import time
+import types
 from collections.abc import Callable, Mapping
 
 from kzoo.data import corpus as corpus_files
@@ -70,11 +71,6 @@ class Preparation:
     options: tuple = ("vocabulary_size",)
     add_arguments: Callable | None = None
     what: str = "units"
-
-
-class _Options:
-    def __init__(self, values):
-        self.__dict__.update(values)
 
 
 def _options(preparation, options):
@@ -186,7 +182,7 @@ def _write(record, preparation, paths, directory, values, recorded, stride,
     from kzoo.preprocessing.preprocessing_layer import numpy_outputs
     from kzoo.version import __version__
 
-    options = _Options(values)
+    options = types.SimpleNamespace(**values)
     start = time.perf_counter()
     sample = _units_of(preparation, _sampled(corpus_files.documents(paths), stride))
     seen = {"units": 0}
@@ -235,10 +231,6 @@ def _write(record, preparation, paths, directory, values, recorded, stride,
         "vocabulary_sample": {"stride": stride},
         "tokenize_seconds": round(seconds, 3),
     }
-    if manifest["num_units"] == 0:
-        raise corpus_files.CorpusError(
-            f"the corpus {', '.join(paths)} has no {preparation.what} that "
-            f"{record.title} trains on: give more text.")
     with open(os.path.join(directory, MANIFEST), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
         f.flush()

@@ -290,11 +290,6 @@ class TokenShards:
             documents[1:] - 1 + offset
             for documents, offset in zip(self._documents, self.unit_starts[:-1])])
 
-    def unit_lengths(self):
-        """Each unit's length in tokens (one int32 array over the corpus)."""
-        return np.concatenate([np.diff(units).astype(np.int32)
-                               for units in self._units])
-
     def unit_chunks(self, size=4096):
         """The units in corpus order, ``size`` at a time, as ``(flat ids,
         lengths)``: a streaming pass that reads each shard once."""
