@@ -171,15 +171,24 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, dtype=None,
         if issubclass(saved_cls, cls):
             saved = task_config.get("config", {})
             for key, value in task_kwargs.items():
-                if key in saved and saved[key] != value:
+                if key in saved and not _same(saved[key], value):
                     raise PresetError(
-                        f"{source.path} holds a fine-tuned {saved_cls.__name__} "
-                        f"with {key}={saved[key]!r}, but {key}={value!r} was "
+                        f"{source.path} holds a fine-tuned "
+                        f"{_fine_tuned_name(source, saved_cls)} with "
+                        f"{key}={saved[key]!r}, but {key}={value!r} was "
                         f"asked. Pass load_task_head=False to put a new head "
                         f"with {key}={value!r} on the preset's backbone."
                     )
             return _restore_task(source, saved_cls, task_config, pre_kwargs,
                                  load_weights, overrides)
+        if any(issubclass(cls, head) for head in source.head_task_classes()):
+            raise PresetError(
+                f"{source.path} holds a fine-tuned "
+                f"{_fine_tuned_name(source, saved_cls)}, not a {cls.__name__}: "
+                f"load it with {saved_cls.__name__}.from_preset, or pass "
+                f"load_task_head=False to put a new {cls.__name__} head on its "
+                "backbone."
+            )
     backbone = load_backbone(source, cls=cls.backbone_cls,
                              load_weights=load_weights, **overrides)
     preprocessor = None
@@ -192,18 +201,37 @@ def load_task(preset, cls, load_weights=True, load_task_head=True, dtype=None,
     return task
 
 
+def _same(saved, asked):
+    """Whether an asked argument equals the saved one (a list in JSON, a
+    tuple in Python)."""
+    if isinstance(saved, (list, tuple)) and isinstance(asked, (list, tuple)):
+        return list(saved) == list(asked)
+    return saved == asked
+
+
+def _fine_tuned_name(source, saved_cls):
+    """The fine-tuned task, as the folder's format names it."""
+    architecture = source.task_architecture()
+    if architecture and architecture != saved_cls.__name__:
+        return f"{architecture} (kzoo's {saved_cls.__name__})"
+    return saved_cls.__name__
+
+
 def _restore_task(source, task_cls, task_config, pre_kwargs, load_weights,
                   backbone_overrides):
+    """The task ``task_config`` describes (see ``PresetSource.task_config``):
+    backbone, preprocessor (the saved one; for a converter's config, which
+    has no ``"preprocessor"`` key, one built on the folder's tokenizer),
+    head, then ``load_task_weights`` (backbone and head)."""
     config = dict(task_config.get("config", {}))
     backbone_config = source.backbone_config()
     backbone_cls = _deserialize_class(backbone_config, "backbone", source.path)
     init_config = {**backbone_config.get("config", {}), **backbone_overrides}
     _check_sizes(source, backbone_cls, init_config, backbone_overrides)
     backbone = backbone_cls.from_config(init_config)
-    if load_weights:
-        source.load_backbone_weights(backbone)
     preprocessor = None
-    if config.get("preprocessor") is not None:
+    if ("preprocessor" in config and config["preprocessor"] is not None) or (
+            "preprocessor" not in config and task_cls.preprocessor_cls is not None):
         preprocessor = load_preprocessor(
             source, cls=task_cls.preprocessor_cls, **pre_kwargs
         )

@@ -71,6 +71,9 @@ class PresetSource:
     format_name = "preset"
     #: True when ``matches`` may accept a single file, not only a folder
     reads_files = False
+    #: the Keras packages of the ``registered_name``s whose folders this
+    #: converter reads (keras-hub's ``"keras_hub"``): never a kzoo folder
+    registered_packages = ()
 
     def __init__(self, path):
         self.path = Path(path)
@@ -105,13 +108,72 @@ class PresetSource:
         raise NotImplementedError
 
     def preprocessor_config(self):
+        """The preprocessor the folder holds, in
+        ``keras.saving.serialize_keras_object`` form without its tokenizer,
+        or None. ``load_preprocessor`` builds it on ``load_tokenizer()``
+        (explicit arguments win); a task of another shape keeps the
+        arguments its own preprocessor takes (``sequence_length``). A
+        converter may synthesize one from its folder (transformers'
+        ``model_max_length`` as ``sequence_length``)."""
         return None
 
     def task_config(self):
+        """The fine-tuned task the folder holds, or None.
+
+        The form of ``keras.saving.serialize_keras_object(task)``:
+        ``{"registered_name": "kzoo>BertClassifier", "config": {...}}``. A
+        kzoo folder returns its ``task.json``. A converter whose checkpoint
+        holds a trained head (transformers' ``BertForSequenceClassification``)
+        returns the same form, synthesized from the checkpoint's config: the
+        task's constructor arguments other than ``backbone`` and
+        ``preprocessor`` (``num_classes``, ``label_names``, ``dropout``),
+        without a ``"preprocessor"`` key. ``from_preset`` then builds the
+        backbone (``backbone_config``), the preprocessor (the task class's
+        ``preprocessor_cls`` on ``load_tokenizer()``, with
+        ``preprocessor_config()`` when there is one; a kzoo ``task.json``
+        saved without a preprocessor says ``"preprocessor": null``), the
+        task (``from_config``), and calls ``load_task_weights``.
+
+        With the task's class (or a generic shape it fills:
+        ``kzoo.models.TextClassifier.from_preset(folder)``), ``from_preset``
+        restores it; an explicit argument that contradicts the config
+        (``num_classes=5`` on a 3-label head) raises a PresetError, and
+        ``load_task_head=False`` gives the backbone with a new head instead.
+        Asking for a task of ``head_task_classes()`` other than the saved one
+        raises a PresetError naming ``task_architecture()``; other tasks
+        (backbone-only ones such as a text embedder, a masked LM through
+        ``load_pretrained_head``) build on the backbone as from any folder.
+        """
         return None
 
     def load_task_weights(self, task):
+        """Loads the weights of ``task``, built from ``task_config()``:
+        its backbone's (as ``load_backbone_weights``) and its head's.
+
+        All or nothing: every tensor is matched and its shape checked
+        first; one that is missing or does not fit raises a PresetError
+        naming it, and the task keeps the weights it had.
+        """
         raise PresetError(f"{self.path} holds no task weights.")
+
+    def head_task_classes(self):
+        """The task classes whose trained heads this format can hold (a
+        converter of transformers BERT: the classifier, token classifier,
+        question answerer and multiple choice of its architecture table).
+
+        When the folder holds a fine-tuned task, ``from_preset`` on another
+        of these classes raises a PresetError (naming the class to use, or
+        ``load_task_head=False`` for a new head) rather than put a random
+        head where the folder's trained one was meant. The default, (),
+        refuses nothing: another task gets a new head (a kzoo folder).
+        """
+        return ()
+
+    def task_architecture(self):
+        """The fine-tuned task's name in the folder's own format, for
+        messages (transformers' ``"BertForSequenceClassification"``);
+        None: the kzoo class name says it."""
+        return None
 
     def task_defaults(self):
         """Task arguments the checkpoint implies (e.g. the pooling of a
@@ -148,8 +210,11 @@ class KzooPresetSource(PresetSource):
             registered = read_json(config).get("registered_name") or ""
         except (PresetError, AttributeError):
             return False
-        # "kzoo>BertBackbone", or a family outside kzoo ("package>Class").
-        return ">" in registered
+        # "kzoo>BertBackbone", or a family outside kzoo ("package>Class"); not
+        # a package whose folders a converter reads ("keras_hub>BertBackbone").
+        package, sep, _ = registered.partition(">")
+        return bool(sep) and package not in {
+            p for c in _CONVERTERS for p in c.registered_packages}
 
     def _file(self, name, required=True):
         path = self.path / name
@@ -187,11 +252,22 @@ class KzooPresetSource(PresetSource):
         return read_json(path) if path.is_file() else None
 
     def load_task_weights(self, task):
+        """``model.weights.h5`` into the backbone, ``task.weights.h5`` into
+        the head; either failing leaves both as they were."""
+        inside = {id(v) for v in task.backbone.weights}
+        head = [v for v in task.weights if id(v) not in inside]
+        before = [keras.ops.convert_to_numpy(v) for v in head]
         weights.load_weights(
             task,
             self._file(TASK_WEIGHTS_FILE),
             objects_to_skip=weights.not_head(task),
         )
+        try:
+            self.load_backbone_weights(task.backbone)
+        except BaseException:
+            for variable, value in zip(head, before):
+                variable.assign(value)
+            raise
 
     def load_pretrained_head(self, task):
         """A masked LM built on a folder that holds another task with a
