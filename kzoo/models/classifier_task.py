@@ -37,6 +37,9 @@ class ClassifierTask(Task):
 
     #: the name of the head's dense layer (the path of its weights)
     output_name = "logits"
+    #: whether the head's dense layer has a bias; a subclass that takes
+    #: ``use_bias`` sets it before calling ``__init__``
+    use_bias = True
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
                  activation=None, label_names=None, **kwargs):
@@ -53,6 +56,7 @@ class ClassifierTask(Task):
             num_classes,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02),
             activation=activation,
+            use_bias=self.use_bias,
             dtype=backbone.dtype_policy,
             name=self.output_name,
         )

@@ -265,10 +265,25 @@ def test_byte_pair_tokenizer_round_trip(tmp_path, gpt_tokenizer):
         assert hf_tokenizer(text)["input_ids"] == expected, text
 
 
-def test_post_norm_gpt_is_refused(tmp_path, gpt_tokenizer):
-    backbone = gpt_backbone(gpt_tokenizer, normalize_first=False)
-    with pytest.raises(ValueError, match="post-norm"):
-        kzoo.export.hugging_face(backbone, tmp_path / "gpt1")
+def test_post_norm_gpt_is_an_openai_gpt_model(tmp_path, gpt_tokenizer):
+    keras.utils.set_random_seed(0)
+    backbone = kzoo.models.GPTBackbone(
+        vocabulary_size=gpt_tokenizer.vocabulary_size(), num_layers=2, num_heads=2,
+        hidden_dim=8, intermediate_dim=32, max_sequence_length=32,
+        normalize_first=False)
+    spread(backbone)
+    x = gpt_inputs(backbone.vocabulary_size)
+    path = kzoo.export.hugging_face(backbone, tmp_path / "gpt1")
+    hf = hf_load("AutoModel", path)
+    assert type(hf).__name__ == "OpenAIGPTModel"
+    close(run_hf(hf, input_ids=torch.tensor(x["token_ids"], dtype=torch.long),
+                 attention_mask=torch.tensor(x["padding_mask"], dtype=torch.long)
+                 ).last_hidden_state.numpy(),
+          to_numpy(backbone(x))["sequence_output"], real_rows(x))
+    # transformers' OpenAI GPT has an inner width of 4 x n_embd only.
+    with pytest.raises(ValueError, match="4 x n_embd"):
+        kzoo.export.hugging_face(gpt_backbone(gpt_tokenizer, normalize_first=False),
+                                 tmp_path / "x")
 
 
 # --- round trip and the command ---

@@ -64,17 +64,29 @@ class FineTuningTokensFromPreset:
     """Mixin of the GPT-1 fine-tuning tasks: ``from_preset`` on a pretrained
     GPT whose vocabulary lacks ``<|start|> <|delim|> <|extract|>`` (a
     Hugging Face ``openai-gpt`` folder) adds them (``add_fine_tuning_tokens``,
-    new rows drawn with ``seed=0``), so the task fine-tunes at once."""
+    new rows drawn with ``seed=0``), so the task fine-tunes at once; the head
+    keeps its weights. A preprocessor built with ``fine_tuning_tokens=False``
+    needs none."""
 
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
         task = super().from_preset(preset, load_weights=load_weights, **kwargs)
         preprocessor = task.preprocessor
         tokenizer = getattr(preprocessor, "tokenizer", None)
-        if tokenizer is None or all(t in tokenizer.vocabulary for t in FINE_TUNING_TOKENS):
+        if (tokenizer is None or not getattr(preprocessor, "fine_tuning_tokens", True)
+                or all(t in tokenizer.vocabulary for t in FINE_TUNING_TOKENS)):
             return task
         backbone, tokenizer = add_fine_tuning_tokens(task.backbone, tokenizer, seed=0)
         preprocessor = type(preprocessor).from_config(
             {**preprocessor.get_config(), "tokenizer": tokenizer})
-        return type(task).from_config(
+        new_task = type(task).from_config(
             {**task.get_config(), "backbone": backbone, "preprocessor": preprocessor})
+        # The head keeps its weights (a fine-tuned one stays fine-tuned).
+        for new, old in zip(_head_weights(new_task), _head_weights(task)):
+            new.assign(old)
+        return new_task
+
+
+def _head_weights(task):
+    inside = {id(v) for v in task.backbone.weights}
+    return [v for v in task.weights if id(v) not in inside]

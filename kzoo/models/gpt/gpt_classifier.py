@@ -1,4 +1,5 @@
-"""GPT-1-style fine-tuning: a linear head on the extract token's state."""
+"""GPT fine-tuning: a linear head on the last real token's state (GPT-1's
+extract token, or the text's last token as transformers' GPT-2 classifier)."""
 
 import keras
 from keras import ops
@@ -75,6 +76,13 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
     0.5 in the GPT paper) adds λ x the language-model loss on the same
     inputs to the classification loss.
 
+    transformers' ``GPT2ForSequenceClassification`` (and
+    ``OpenAIGPTForSequenceClassification``) is this model with
+    ``use_bias=False`` and a preprocessor with ``fine_tuning_tokens=False``:
+    the text's own tokens, the state of the last one, a linear layer
+    without bias. ``from_preset`` on such a Hugging Face folder builds it
+    so, and ``kzoo.export.hugging_face`` writes it back.
+
     Args:
         backbone: a ``GPTBackbone`` whose vocabulary has the three
             fine-tuning tokens.
@@ -84,6 +92,8 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
         activation: None (logits) or "softmax".
         language_model_loss_weight: float >= 0. λ of the auxiliary loss.
         symmetric: bool. Similarity: add the states of both orders.
+        use_bias: bool. Whether the linear layer has a bias (transformers'
+            GPT classifiers: none).
 
     Reference:
         Radford et al., 2018, "Improving Language Understanding by Generative
@@ -95,7 +105,7 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
 
     def __init__(self, backbone, num_classes, preprocessor=None, dropout=0.1,
                  activation=None, language_model_loss_weight=0.0, symmetric=False,
-                 **kwargs):
+                 use_bias=True, **kwargs):
         check_language_model_loss_weight(language_model_loss_weight)
         if preprocessor is not None and getattr(preprocessor, "symmetric",
                                                 symmetric) != symmetric:
@@ -105,6 +115,7 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
                 "only when the preprocessor packs them.")
         self.language_model_loss_weight = language_model_loss_weight
         self.symmetric = symmetric
+        self.use_bias = bool(use_bias)
         self.add_orders = _AddOrders(name="add_orders") if symmetric else None
         self.language_model_loss = (
             LanguageModelLoss(backbone.token_embedding, language_model_loss_weight,
@@ -126,5 +137,5 @@ class GPTClassifier(FineTuningTokensFromPreset, TextClassifier):
     def get_config(self):
         config = super().get_config()
         config.update(language_model_loss_weight=self.language_model_loss_weight,
-                      symmetric=self.symmetric)
+                      symmetric=self.symmetric, use_bias=self.use_bias)
         return config

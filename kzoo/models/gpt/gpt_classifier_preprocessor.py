@@ -1,4 +1,5 @@
-"""Strings → GPT-1 fine-tuning inputs: ``<|start|> a <|delim|> b <|extract|>``."""
+"""Strings → GPT fine-tuning inputs: ``<|start|> a <|delim|> b <|extract|>``,
+or the text's own tokens (transformers' GPT-2 classifier)."""
 
 import keras
 import numpy as np
@@ -30,6 +31,11 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
     (``kzoo.models.gpt.add_fine_tuning_tokens`` adds them to a pretrained
     model).
 
+    With ``fine_tuning_tokens=False`` the text's own tokens are packed with
+    no special token (a pair: the two texts' tokens one after the other),
+    right-padded: the input of transformers' ``GPT2ForSequenceClassification``,
+    which reads the last real token.
+
     Args:
         tokenizer: a ``GPTTokenizer`` whose vocabulary has ``<|start|>``,
             ``<|delim|>`` and ``<|extract|>``.
@@ -37,6 +43,9 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
         truncate: ``"round_robin"`` or ``"waterfall"``.
         num_segments: 1 or 2 texts per example (the export signature's inputs).
         symmetric: bool. Pack pairs in both orders (similarity).
+        fine_tuning_tokens: bool. Frame the text with ``<|start|>``,
+            ``<|delim|>`` and ``<|extract|>`` (GPT-1); False packs the
+            text's tokens alone.
 
     Returns:
         ``(x, y, sample_weight)`` with ``x`` a dict of ``token_ids`` and
@@ -55,13 +64,16 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
     end_token = EXTRACT_TOKEN
 
     def __init__(self, tokenizer=None, sequence_length=128, truncate="round_robin",
-                 num_segments=1, symmetric=False, **kwargs):
+                 num_segments=1, symmetric=False, fine_tuning_tokens=True, **kwargs):
         if symmetric and num_segments != 2:
             raise ValueError("`symmetric=True` packs text pairs in both orders: "
                              "it needs `num_segments=2`.")
         super().__init__(tokenizer=tokenizer, sequence_length=sequence_length,
                          truncate=truncate, num_segments=num_segments, **kwargs)
         self.symmetric = symmetric
+        self.fine_tuning_tokens = bool(fine_tuning_tokens)
+        if not self.fine_tuning_tokens:
+            self.start_token = self.sep_token = self.end_token = None
 
     def _pack(self, segments, concat):
         if self.packer is None:
@@ -89,5 +101,6 @@ class GPTClassifierPreprocessor(TextClassifierPreprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update(symmetric=self.symmetric)
+        config.update(symmetric=self.symmetric,
+                      fine_tuning_tokens=self.fine_tuning_tokens)
         return config

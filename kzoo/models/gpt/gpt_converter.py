@@ -9,6 +9,13 @@ arguments and every tensor is checked, then copied, into the backbone.
 GPT-2's ``Conv1D`` weights are stored ``[in, out]``, which is a Keras
 ``Dense`` kernel as is. The LM head is tied to ``wte``, so it needs nothing.
 
+A fine-tuned head (``config.json``'s ``architectures``) loads as a kzoo task:
+``GPT2ForSequenceClassification`` and ``OpenAIGPTForSequenceClassification``
+as ``GPTClassifier`` (``use_bias=False``, the classes of ``id2label``),
+``OpenAIGPTDoubleHeadsModel`` as ``GPTMultipleChoice``; ``from_preset`` on
+the task's class or its generic shape (``kzoo.models.TextClassifier``,
+``kzoo.models.MultipleChoice``) restores it with its trained head.
+
 Tensors are read by ``read_hf_tensors`` (safetensors with numpy; a
 ``pytorch_model.bin`` only with ``torch.load(weights_only=True)``).
 """
@@ -18,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kzoo.models.gpt.fine_tuning_tokens import FINE_TUNING_TOKENS
 from kzoo.models.gpt.gpt1_tokenizer import GPT1Tokenizer
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.presets.errors import PresetError
@@ -29,6 +37,7 @@ from kzoo.presets.hugging_face import (
     read_hf_tensors,
 )
 from kzoo.presets.preset_source import PresetSource
+from kzoo.presets.preset_source import read_json as read_config_file
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import Tokenizer
 
@@ -67,6 +76,72 @@ _ACTIVATIONS = {
 #: tensors a backbone does not use: the tied LM head and attention buffers
 _IGNORED_SUFFIXES = ("attn.bias", "attn.masked_bias")
 _HEAD = "lm_head.weight"
+#: ``OpenAIGPTDoubleHeadsModel``'s multiple-choice projection
+_CHOICE_HEAD = "multiple_choice_head.summary"
+#: the heads' tensors, which a backbone loaded alone leaves unread quietly
+_HEAD_TENSORS = ("score.weight", f"{_CHOICE_HEAD}.weight", f"{_CHOICE_HEAD}.bias")
+
+
+def _labels(config, where):
+    """``(num_classes, label_names)`` of a classifier's ``config.json``:
+    ``id2label`` names the classes (transformers' defaults ``LABEL_i``: no
+    names), ``num_labels`` counts them where there is no ``id2label``."""
+    id2label = config.get("id2label")
+    if isinstance(id2label, dict) and id2label:
+        try:
+            ids = sorted(int(i) for i in id2label)
+        except (TypeError, ValueError):
+            ids = None
+        if ids != list(range(len(id2label))):
+            raise PresetError(f"`id2label` in {where} must map the ids 0 to "
+                              f"{len(id2label) - 1} to names, got {id2label!r:.200}.")
+        names = [id2label[k] for k in sorted(id2label, key=int)]
+        if not all(isinstance(n, str) and n for n in names):
+            raise PresetError(f"`id2label` in {where} must name each class with a "
+                              f"non-empty string, got {names!r:.200}.")
+        if names == [f"LABEL_{i}" for i in range(len(names))]:
+            names = None
+        return len(ids), names
+    num = config.get("num_labels", 2)
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise PresetError(f"`num_labels` in {where} must be a positive int, got {num!r}.")
+    return num, None
+
+
+def _check_choice_summary(config, where):
+    """Refuses an ``OpenAIGPTDoubleHeadsModel`` summary other than
+    ``GPTMultipleChoice``'s head: dropout and a linear layer to one score on
+    the state at ``mc_token_ids``."""
+    wanted = {"summary_type": "cls_index", "summary_use_proj": True,
+              "summary_proj_to_labels": True}
+    for key, value in wanted.items():
+        if config.get(key, value) != value:
+            raise PresetError(
+                f"{where} sets {key}={config[key]!r}; GPTMultipleChoice scores the "
+                f"extract token's state with one linear layer ({key}={value!r}).")
+    if config.get("summary_activation") not in (None, "linear"):
+        raise PresetError(
+            f"{where} sets summary_activation={config['summary_activation']!r}; "
+            "GPTMultipleChoice's score has no activation.")
+
+
+#: the task preprocessors' default ``sequence_length``
+_SEQUENCE_LENGTH = 128
+
+
+def _model_max_length(path):
+    """``model_max_length`` of ``tokenizer_config.json``, when it is a
+    positive int."""
+    file = Path(path) / "tokenizer_config.json"
+    if not file.is_file():
+        return None
+    try:
+        length = read_config_file(file).get("model_max_length")
+    except (PresetError, AttributeError):
+        return None
+    if isinstance(length, int) and not isinstance(length, bool) and length >= 2:
+        return length
+    return None
 
 
 def _is_config(config, model_type, architecture_prefix):
@@ -169,6 +244,9 @@ class HuggingFaceGPT2Source(PresetSource):
     architecture_prefix = "GPT2"
     embedding_names = ("wte.weight", "wpe.weight")
     final_norm = "ln_f"
+    defaults = _HF_DEFAULTS
+    #: the ``architectures`` whose heads load, and the kzoo task of each
+    heads = {"GPT2ForSequenceClassification": "GPTClassifier"}
 
     @classmethod
     def matches(cls, path):
@@ -217,28 +295,42 @@ class HuggingFaceGPT2Source(PresetSource):
         not equal to the token table (an untied head, which kzoo cannot represent)
         is an error too.
         """
+        self._load(backbone, backbone)
+
+    def _load(self, model, backbone, head=()):
+        """Checks, then assigns, the backbone's tensors and ``head``'s
+        (``[(checkpoint name, variable, transpose)]``), all or nothing."""
         if not any((self.path / f).is_file() for f in WEIGHT_FILES):
             raise PresetError(
                 f"The {self.format_name} folder {self.path} has no weights "
                 f"({' or '.join(WEIGHT_FILES[:2])}). Pass load_weights=False to "
                 "build the architecture only.")
         tensors = {_canonical_name(k): v for k, v in read_hf_tensors(self.path).items()}
-        entries = _weight_map(backbone, self.embedding_names, self.final_norm)
+        if self.embedding_names[0] not in tensors and _HEAD in tensors:
+            # A tied table stored once, as the LM head (OpenAIGPTDoubleHeadsModel).
+            tensors[self.embedding_names[0]] = tensors[_HEAD]
+        entries = [(name, variable, False) for name, variable in
+                   _weight_map(backbone, self.embedding_names, self.final_norm)]
+        entries += list(head)
         missing, mismatched, plan = [], [], []
-        for name, variable in entries:
+        for name, variable, transpose in entries:
             if name not in tensors:
                 missing.append(name)
                 continue
             array = np.asarray(tensors[name], dtype="float32")
+            array = array.T if transpose else array
             if tuple(array.shape) != tuple(variable.shape):
+                shape = array.shape[::-1] if transpose else array.shape
+                expected = (tuple(variable.shape)[::-1] if transpose
+                            else tuple(variable.shape))
                 mismatched.append(
-                    f"{name} has shape {tuple(array.shape)} in the checkpoint but "
-                    f"the {type(backbone).__name__} expects {tuple(variable.shape)}")
+                    f"{name} has shape {tuple(shape)} in the checkpoint but "
+                    f"the {type(model).__name__} expects {expected}")
                 continue
             plan.append((variable, array))
-        head, token_table = tensors.get(_HEAD), self.embedding_names[0]
-        if head is not None and token_table in tensors and not np.array_equal(
-                np.asarray(head), np.asarray(tensors[token_table])):
+        lm_head, token_table = tensors.get(_HEAD), self.embedding_names[0]
+        if lm_head is not None and token_table in tensors and not np.array_equal(
+                np.asarray(lm_head), np.asarray(tensors[token_table])):
             mismatched.append(f"{_HEAD} is not tied to (equal to) {token_table}, "
                               "and kzoo's GPT ties them")
         if missing:
@@ -246,17 +338,101 @@ class HuggingFaceGPT2Source(PresetSource):
         if mismatched:
             raise PresetError(
                 f"The weights in {self.path} do not fit the "
-                f"{type(backbone).__name__} built from its config: "
+                f"{type(model).__name__} built from its config: "
                 + "; ".join(mismatched) + ". Check that config.json and the "
                 "weights come from the same checkpoint. Nothing was loaded.")
-        used = {name for name, _ in entries} | {_HEAD}
+        used = {name for name, _, _ in entries} | {_HEAD}
+        if model is backbone:
+            used |= set(_HEAD_TENSORS)
         unexpected = [n for n in tensors if n not in used
                       and not n.endswith(_IGNORED_SUFFIXES)]
         for variable, value in plan:
             variable.assign(value)
         if unexpected:
-            warnings.warn(f"{self.path} holds tensors the {type(backbone).__name__} "
-                          f"does not use: {listing(unexpected)}.", stacklevel=2)
+            warnings.warn(f"{self.path} holds tensors the {type(model).__name__} "
+                          f"does not use: {listing(unexpected)}.", stacklevel=3)
+
+    # --- fine-tuned heads (see ``PresetSource.task_config``) ---
+    def task_architecture(self):
+        """The ``architectures`` entry of a head this source reads
+        (``GPT2ForSequenceClassification``, ...), else None."""
+        names = read_config(self.path).get("architectures") or ()
+        return next((n for n in names if n in self.heads), None)
+
+    def head_task_classes(self):
+        from kzoo.models.gpt import GPTClassifier, GPTMultipleChoice
+
+        return (GPTClassifier, GPTMultipleChoice)
+
+    def _config(self):
+        return {**self.defaults, **read_config(self.path)}
+
+    def task_config(self):
+        """The ``GPTClassifier`` of a ``*ForSequenceClassification`` folder:
+        ``num_classes`` and ``label_names`` from ``id2label`` (transformers'
+        default names ``LABEL_0``, ... give none), no bias and no dropout, as
+        transformers' ``score``; or the ``GPTMultipleChoice`` of an
+        ``OpenAIGPTDoubleHeadsModel``. None for other folders."""
+        architecture = self.task_architecture()
+        if architecture is None:
+            return None
+        config = self._config()
+        where = self.path / CONFIG_FILE
+        if self.heads[architecture] == "GPTMultipleChoice":
+            _check_choice_summary(config, where)
+            return {"module": "kzoo.models.gpt.gpt_multiple_choice",
+                    "class_name": "GPTMultipleChoice",
+                    "registered_name": "kzoo>GPTMultipleChoice",
+                    "config": {"dropout": config_number(
+                        {"summary_first_dropout": 0.1, **config},
+                        "summary_first_dropout", where)}}
+        num_classes, label_names = _labels(config, where)
+        return {"module": "kzoo.models.gpt.gpt_classifier",
+                "class_name": "GPTClassifier",
+                "registered_name": "kzoo>GPTClassifier",
+                "config": {"num_classes": num_classes, "label_names": label_names,
+                           "dropout": 0.0, "use_bias": False}}
+
+    def preprocessor_config(self):
+        """A classifier folder's ``GPTClassifierPreprocessor``: the text's own
+        tokens (``fine_tuning_tokens=False``) unless the vocabulary has GPT-1's
+        three fine-tuning tokens (a GPT-1 classifier fine-tuned with them), or
+        a double-heads folder's ``GPTMultipleChoicePreprocessor``;
+        ``sequence_length`` is ``tokenizer_config.json``'s ``model_max_length``
+        where it fits the positions, else the preprocessor's default (128)
+        or ``n_positions`` where that is less. None for other folders."""
+        architecture = self.task_architecture()
+        if architecture is None:
+            return None
+        config, positions = {}, self._config()["n_positions"]
+        length = _model_max_length(self.path)
+        if length is not None and length <= positions:
+            config["sequence_length"] = length
+        elif isinstance(positions, int) and 2 <= positions < _SEQUENCE_LENGTH:
+            config["sequence_length"] = positions
+        if self.heads[architecture] == "GPTMultipleChoice":
+            name, module = "GPTMultipleChoicePreprocessor", "gpt_multiple_choice_preprocessor"
+        else:
+            name, module = "GPTClassifierPreprocessor", "gpt_classifier_preprocessor"
+            config["fine_tuning_tokens"] = self._has_fine_tuning_tokens()
+        return {"module": f"kzoo.models.gpt.{module}", "class_name": name,
+                "registered_name": f"kzoo>{name}", "config": config}
+
+    def _has_fine_tuning_tokens(self):
+        return False
+
+    def load_task_weights(self, task):
+        """The backbone's tensors and the head's (``score.weight``, or
+        ``multiple_choice_head.summary.*``), all or nothing, shapes checked."""
+        dense = task.output_dense
+        if self.heads.get(self.task_architecture()) == "GPTMultipleChoice":
+            head = [(f"{_CHOICE_HEAD}.weight", dense.kernel, True),
+                    (f"{_CHOICE_HEAD}.bias", dense.bias, False)]
+        else:
+            head = [("score.weight", dense.kernel, True)]
+            if dense.bias is not None:
+                head.append(("score.bias", dense.bias, False))
+        self._load(task, task.backbone, head)
 
     def _tokenizer_files(self):
         files = [self.path / VOCABULARY_FILE, self.path / MERGES_FILE]
@@ -303,7 +479,11 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
     ``h.{i}.*``; the LM head is tied to ``tokens_embed``), and ``vocab.json``
     + ``merges.txt`` with ``</w>`` word ends, read by ``GPT1Tokenizer``.
     The backbone is post-norm (``normalize_first=False``) with no final
-    layer norm. A double-heads checkpoint's multiple-choice head is not read.
+    layer norm. An ``OpenAIGPTDoubleHeadsModel``'s multiple-choice head
+    loads into ``GPTMultipleChoice`` and an
+    ``OpenAIGPTForSequenceClassification``'s ``score`` into ``GPTClassifier``
+    (``use_bias=False``; with GPT-1's fine-tuning tokens when the vocabulary
+    has them).
     """
 
     format_name = "Hugging Face OpenAI GPT (GPT-1)"
@@ -311,6 +491,9 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
     architecture_prefix = "OpenAIGPT"
     embedding_names = ("tokens_embed.weight", "positions_embed.weight")
     final_norm = None
+    defaults = _OPENAI_GPT_DEFAULTS
+    heads = {"OpenAIGPTForSequenceClassification": "GPTClassifier",
+             "OpenAIGPTDoubleHeadsModel": "GPTMultipleChoice"}
 
     def backbone_config(self):
         config = {**_OPENAI_GPT_DEFAULTS, **read_config(self.path)}
@@ -322,6 +505,13 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
         return _gpt_backbone_config(config, _OPENAI_GPT_ACTIVATIONS[act],
                                     normalize_first=False,
                                     where=self.path / CONFIG_FILE)
+
+    def _has_fine_tuning_tokens(self):
+        vocabulary = self.path / VOCABULARY_FILE
+        if not vocabulary.is_file():
+            return False
+        tokens = read_config_file(vocabulary)
+        return isinstance(tokens, dict) and all(t in tokens for t in FINE_TUNING_TOKENS)
 
     def load_tokenizer(self, cls=None, **kwargs):
         """A ``GPT1Tokenizer``; asked for a ``GPTTokenizer`` (as the GPT
