@@ -266,8 +266,9 @@ class Backbone(keras.Model):
             preset: str. A registered preset name (see ``kzoo.presets.list``),
                 a local kzoo preset folder, a local folder in another
                 library's format that a converter reads (a Hugging Face BERT
-                folder, ...), or a remote handle (``hf://``, ``kaggle://``)
-                that is fetched only when the network allows.
+                folder, ...), or a remote handle (``hf://owner/name[@revision]``,
+                ``kaggle://owner/model/framework/variation[/version]``) that
+                its library fetches into, or reads from, its cache.
             load_weights: bool. Load the pretrained weights (False: random
                 initialisation with the preset's architecture).
             **config_overrides: constructor arguments that replace the

@@ -6,4 +6,9 @@ class PresetError(ValueError):
 
 
 class OfflineError(PresetError, ConnectionError):
-    """A remote preset handle was given but the network cannot be reached."""
+    """A remote preset handle is not in its library's cache and cannot be
+    downloaded (offline mode, or the network fails)."""
+
+
+class MissingLibraryError(PresetError, ModuleNotFoundError):
+    """A remote preset handle needs a library that is not installed."""
