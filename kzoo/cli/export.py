@@ -1,11 +1,14 @@
 """``kzoo export``: a preset folder → a SavedModel that takes raw strings, a
-transformers folder, or an ONNX model with its ``tokenizer.json``."""
+transformers folder, a keras-hub preset folder, or an ONNX model with its
+``tokenizer.json``."""
 
 HELP = ("export a trained model as a TensorFlow SavedModel (string inputs), a "
-        "Hugging Face transformers folder or ONNX (model.onnx + tokenizer.json)")
+        "Hugging Face transformers folder, a keras-hub preset or ONNX "
+        "(model.onnx + tokenizer.json)")
 EXAMPLES = """
   kzoo export --model runs/sentiment --output exported/sentiment
   kzoo export --model runs/sentiment --output hf/sentiment --format transformers
+  kzoo export --model runs/sentiment --output hub/sentiment --format keras-hub
   kzoo export --model runs/sentiment --output serving/sentiment --version 1
   kzoo export --model runs/sentiment --output onnx/sentiment --format onnx
   kzoo export --model runs/sentiment --output onnx/sentiment-int8 --format onnx --int8
@@ -15,6 +18,8 @@ Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
 tf.saved_model.load(DIR).signatures["serving_default"](text=tf.constant([...])).
 With --format transformers: transformers.AutoModel.from_pretrained(DIR) (or the
 task's AutoModelFor... class) and AutoTokenizer.from_pretrained(DIR).
+With --format keras-hub: keras_hub.models.BertTextClassifier.from_preset(DIR) (or
+BertBackbone, GPT2Backbone, GPT2CausalLM: the class of the exported model).
 With --format onnx: onnxruntime.InferenceSession(DIR/model.onnx) fed the ids of
 tokenizers.Tokenizer.from_file(DIR/tokenizer.json).
 """
@@ -24,14 +29,19 @@ def add_arguments(parser):
     parser.add_argument("--model", required=True,
                         help="a folder written by kzoo pretrain / finetune")
     parser.add_argument("--output", required=True,
-                        help="the folder to write (a SavedModel, or a transformers folder)")
-    parser.add_argument("--format", choices=("saved_model", "transformers", "onnx"),
+                        help="the folder to write (a SavedModel, a transformers "
+                             "folder, a keras-hub preset, an ONNX folder)")
+    parser.add_argument("--format",
+                        choices=("saved_model", "transformers", "keras-hub", "onnx"),
                         default="saved_model",
                         help="saved_model (default): a TensorFlow SavedModel for TF "
                              "Serving; transformers: config.json + model.safetensors "
                              "+ tokenizer files for transformers' from_pretrained; "
-                             "onnx: model.onnx + tokenizer.json for onnxruntime "
-                             "and tokenizers")
+                             "keras-hub: a keras-hub preset folder (BERT backbone "
+                             "or classifier, GPT-2 backbone or causal LM) for "
+                             "keras_hub.models.<Class>.from_preset; onnx: "
+                             "model.onnx + tokenizer.json for onnxruntime and "
+                             "tokenizers")
     parser.add_argument("--version", type=int, default=None,
                         help="write OUTPUT/VERSION/ (TF Serving's layout)")
     parser.add_argument("--int8", action="store_true",
@@ -52,8 +62,8 @@ def run(args):
 
     if args.int8 and args.format != "onnx":
         raise CommandError("--int8 is an ONNX option: add --format onnx.")
-    if args.format == "transformers":
-        return _run_transformers(args)
+    if args.format in ("transformers", "keras-hub"):
+        return _run_folder(args)
     if args.format == "onnx":
         return _run_onnx(args)
     from kzoo.preprocessing.engine import (
@@ -80,7 +90,9 @@ def run(args):
     return 0
 
 
-def _run_transformers(args):
+def _run_folder(args):
+    """``--format transformers`` or ``keras-hub``: the task (or the
+    backbone and its tokenizer) written as the other library's folder."""
     import os
 
     import kzoo
@@ -91,7 +103,7 @@ def _run_transformers(args):
     for option in ("version", "sequence_length"):
         if getattr(args, option) is not None:
             raise CommandError(f"--{option.replace('_', '-')} is a SavedModel option; "
-                               "--format transformers takes none.")
+                               f"--format {args.format} takes none.")
     if not os.path.exists(args.model) and os.sep in args.model:
         raise FileNotFoundError(f"the model folder {args.model} does not exist")
     cls = saved_task_class(args.model)
@@ -104,11 +116,14 @@ def _run_transformers(args):
             tokenizer = kzoo.tokenizers.Tokenizer.from_preset(args.model)
         except (PresetError, FileNotFoundError, ValueError):  # it has none
             tokenizer = None
+    writer, kind = ((kzoo.export.hugging_face, "a Hugging Face folder")
+                    if args.format == "transformers"
+                    else (kzoo.export.keras_hub, "a keras-hub preset"))
     try:
-        where = kzoo.export.hugging_face(model, args.output, tokenizer=tokenizer)
+        where = writer(model, args.output, tokenizer=tokenizer)
     except (ValueError, TypeError) as error:
         raise CommandError(str(error)) from None
-    print(f"exported the {type(model).__name__} as a Hugging Face folder to {where}")
+    print(f"exported the {type(model).__name__} as {kind} to {where}")
     return 0
 
 

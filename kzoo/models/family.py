@@ -118,6 +118,9 @@ class Family:
             one of the family's objects as a Hugging Face (transformers)
             folder (``kzoo export --format transformers``); None: it has
             no transformers equivalent.
+        keras_hub: ``keras_hub(model, path, tokenizer=None)`` writes one of
+            the family's objects as a keras-hub preset folder (``kzoo export
+            --format keras-hub``); None: keras-hub has no equivalent.
     """
 
     name: str
@@ -132,6 +135,7 @@ class Family:
     word_in_context: Callable | None = None
     export: Callable | None = None
     hugging_face: Callable | None = None
+    keras_hub: Callable | None = None
 
     def task(self, shape):
         """This family's task class that is a ``shape`` (a generic task

@@ -101,3 +101,21 @@ def replace_folder(tmp, target):
         os.rename(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def new_folder(path):
+    """Yields a fresh temporary folder beside ``path`` to fill; when the
+    block ends without an error it replaces ``path`` (``replace_folder``),
+    else it is deleted and ``path`` is left as it was (the error
+    propagates)."""
+    path = os.path.abspath(os.fspath(path))
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(path)}.tmp-", dir=parent)
+    try:
+        yield tmp
+        replace_folder(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

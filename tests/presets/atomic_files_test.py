@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from kzoo.presets.atomic_files import replace_folder
+from kzoo.presets.atomic_files import new_folder, replace_folder
 from kzoo.testing.write_faults import list_writes
 
 
@@ -44,3 +44,17 @@ def test_a_failed_sync_leaves_the_old_folder(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="Input/output error"):
         replace_folder(new, target)
     assert (target / "config.json").read_text() == "old"
+
+
+def test_new_folder_replaces_the_target_or_leaves_it(tmp_path):
+    target = _folder(tmp_path / "target", {"config.json": "old"})
+    with pytest.raises(RuntimeError, match="half way"):
+        with new_folder(target) as tmp:
+            (tmp_path / os.path.basename(tmp) / "config.json").write_text("new")
+            raise RuntimeError("half way")
+    assert (target / "config.json").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == ["target"]
+    with new_folder(target) as tmp:
+        _folder(tmp_path / os.path.basename(tmp), {"config.json": "new"})
+    assert (target / "config.json").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["target"]

@@ -6,6 +6,7 @@ from kzoo.models.bert.bert_classifier import BertClassifier
 from kzoo.models.bert.bert_classifier_preprocessor import BertClassifierPreprocessor
 from kzoo.models.bert.bert_converter import HuggingFaceBertSource
 from kzoo.models.bert.bert_features import BertFeatures
+from kzoo.models.bert.bert_keras_hub import KerasHubBertSource
 from kzoo.models.bert.bert_masked_lm import BertMaskedLM
 from kzoo.models.bert.bert_masked_lm_preprocessor import BertMaskedLMPreprocessor
 from kzoo.models.bert.bert_multiple_choice import BertMultipleChoice
@@ -36,12 +37,13 @@ __all__ = ["BertBackbone", "BertClassifier", "BertClassifierPreprocessor",
 
 # Foreign checkpoint formats that from_preset reads.
 register_converter(HuggingFaceBertSource)
+register_converter(KerasHubBertSource)
 
 register_family(Family(
     name="bert",
     title="BERT",
     backbones=(BertBackbone,),
-    converters=(HuggingFaceBertSource,),
+    converters=(HuggingFaceBertSource, KerasHubBertSource),
     tasks=(BertClassifier, BertTextEmbedder, BertMaskedLM, BertPretrainer,
            BertTokenClassifier, BertQuestionAnswerer, BertMultipleChoice),
     classes=(BertFeatures, BertTokenizer),
@@ -56,4 +58,5 @@ register_family(Family(
         example="kzoo pretrain bert --corpus wiki.txt --output runs/bert --num-layers 2"),
     word_in_context=lazy("kzoo.models.bert.bert_word_in_context:word_in_context"),
     hugging_face=lazy("kzoo.models.bert.bert_hf_writer:save_hugging_face"),
+    keras_hub=lazy("kzoo.models.bert.bert_keras_hub:save_keras_hub"),
 ))

@@ -10,6 +10,7 @@ from kzoo.models.gpt.gpt_causal_lm_preprocessor import GPTCausalLMPreprocessor
 from kzoo.models.gpt.gpt_classifier import GPTClassifier
 from kzoo.models.gpt.gpt_classifier_preprocessor import GPTClassifierPreprocessor
 from kzoo.models.gpt.gpt_converter import HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource
+from kzoo.models.gpt.gpt_keras_hub import KerasHubGPT2Source
 from kzoo.models.gpt.gpt_multiple_choice import GPTMultipleChoice
 from kzoo.models.gpt.gpt_multiple_choice_preprocessor import GPTMultipleChoicePreprocessor
 from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
@@ -22,12 +23,13 @@ __all__ = ["GPT1Tokenizer", "GPTBackbone", "GPTCausalLM", "GPTCausalLMPreprocess
 # Foreign checkpoint formats that from_preset reads.
 register_converter(HuggingFaceGPT2Source)
 register_converter(HuggingFaceOpenAIGPTSource)
+register_converter(KerasHubGPT2Source)
 
 register_family(Family(
     name="gpt",
     title="GPT",
     backbones=(GPTBackbone,),
-    converters=(HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource),
+    converters=(HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource, KerasHubGPT2Source),
     tasks=(GPTCausalLM, GPTClassifier, GPTMultipleChoice),
     classes=(GPTTokenizer, GPT1Tokenizer),
     pretraining=Pretraining(
@@ -40,4 +42,5 @@ register_family(Family(
         task=GPTCausalLM,
         example="kzoo pretrain gpt --corpus books.txt --output runs/gpt --epochs 3"),
     hugging_face=lazy("kzoo.models.gpt.gpt_hf_writer:save_hugging_face"),
+    keras_hub=lazy("kzoo.models.gpt.gpt_keras_hub:save_keras_hub"),
 ))
