@@ -3,9 +3,13 @@
 A folder written by transformers' ``save_pretrained`` for ``BertModel``,
 ``BertForPreTraining``, ``BertForMaskedLM``, ... (``config.json`` with
 ``"model_type": "bert"``, weights in ``model.safetensors`` or
-``pytorch_model.bin``, possibly sharded, and ``vocab.txt``) loads with
-``BertBackbone.from_preset(folder)``: the config is mapped to BertBackbone
-arguments and every tensor is checked, then copied, into the backbone.
+``pytorch_model.bin``, possibly sharded, and ``vocab.txt`` or a WordPiece
+``tokenizer.json``) loads with ``BertBackbone.from_preset(folder)``: the
+config is mapped to BertBackbone arguments and every tensor is checked,
+then copied, into the backbone. A fine-tuned checkpoint
+(``BertForSequenceClassification``, ``BertForTokenClassification``,
+``BertForQuestionAnswering``, ``BertForMultipleChoice``) loads as its kzoo
+task with its trained head and label names (``FINE_TUNED``).
 
 Safetensors files are read with numpy (no torch needed). A
 ``pytorch_model.bin`` is read only with ``torch.load(weights_only=True)``,
@@ -19,6 +23,7 @@ import keras
 import numpy as np
 
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
+from kzoo.models.classifier_task import check_label_names
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import (
     CONFIG_FILE,
@@ -34,6 +39,8 @@ from kzoo.tokenizers.word_piece_tokenizer import WordPieceTokenizer
 
 VOCABULARY_FILE = "vocab.txt"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+#: the ``tokenizers`` library's file (transformers 5 saves only this one)
+FAST_TOKENIZER_FILE = "tokenizer.json"
 #: sentence-transformers' module list (Transformer → Pooling → Normalize)
 MODULES_FILE = "modules.json"
 #: sentence-transformers ``Pooling`` flags → ``SequencePooling`` modes
@@ -87,6 +94,16 @@ _BUFFERS = ("embeddings.position_ids",)
 #: backbone keeps their random initialisation and a warning says so
 _OPTIONAL_PREFIX = "pooler."
 
+#: transformers' fine-tuned BERT heads → (kzoo task, the head's tensor
+#: prefix, whether the head reads the pooler); ``bert_hf_writer`` writes
+#: the same table backwards
+FINE_TUNED = {
+    "BertForSequenceClassification": ("BertClassifier", "classifier", True),
+    "BertForTokenClassification": ("BertTokenClassifier", "classifier", False),
+    "BertForQuestionAnswering": ("BertQuestionAnswerer", "qa_outputs", False),
+    "BertForMultipleChoice": ("BertMultipleChoice", "classifier", True),
+}
+
 
 def _is_bert_config(config):
     model_type = config.get("model_type")
@@ -111,27 +128,70 @@ def _canonical_name(name):
     return name
 
 
+def _fast_tokenizer_settings(path):
+    """``(vocabulary, lowercase, strip_accents)`` of a WordPiece
+    ``tokenizer.json`` (transformers 5 saves BERT's tokenizer as that file
+    alone), or None without one; a PresetError for one that kzoo's
+    ``BertTokenizer`` cannot reproduce."""
+    file = Path(path) / FAST_TOKENIZER_FILE
+    if not file.is_file():
+        return None
+    spec = read_json(file)
+    spec = spec if isinstance(spec, dict) else {}
+    model = spec.get("model") or {}
+    normalizer = spec.get("normalizer") or {}
+    vocab = model.get("vocab")
+    problems = []
+    if model.get("type") != "WordPiece" or not isinstance(vocab, dict):
+        problems.append(f"its model is {model.get('type')!r}, not WordPiece")
+    elif sorted(vocab.values()) != list(range(len(vocab))):
+        problems.append("its vocabulary's ids are not 0 to its size - 1")
+    if model.get("continuing_subword_prefix", "##") != "##":
+        problems.append("its pieces are not marked with ##")
+    if normalizer.get("type") != "BertNormalizer":
+        problems.append(f"its normalizer is {normalizer.get('type')!r}, not BertNormalizer")
+    if (spec.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer":
+        problems.append("its pre-tokenizer is not BertPreTokenizer")
+    if problems:
+        raise PresetError(
+            f"{file} is not the WordPiece tokenizer of BERT that kzoo reads: "
+            + "; ".join(problems) + f". Put the checkpoint's {VOCABULARY_FILE} beside it.")
+    lowercase = bool(normalizer.get("lowercase", True))
+    strip_accents = normalizer.get("strip_accents")
+    return (sorted(vocab, key=vocab.get), lowercase,
+            lowercase if strip_accents is None else bool(strip_accents))
+
+
 def hf_tokenizer_settings(path):
     """WordPiece settings of a Hugging Face BERT folder.
 
     Args:
-        path: the checkpoint folder (holding ``vocab.txt`` and usually
-            ``tokenizer_config.json``).
+        path: the checkpoint folder, holding ``vocab.txt`` (and usually
+            ``tokenizer_config.json``) or, as transformers 5 saves it, a
+            WordPiece ``tokenizer.json``.
 
     Returns:
-        A dict ``{"vocabulary_path": str, "lowercase": bool,
-        "strip_accents": bool}``: ``do_lower_case`` (default True, as
-        ``BertTokenizer``) and ``strip_accents`` (when unset, it follows
-        ``lowercase``, as ``BertTokenizer``).
+        A dict ``{"vocabulary": str or list, "lowercase": bool,
+        "strip_accents": bool}``: the vocabulary is the ``vocab.txt`` path
+        (the tokens of ``tokenizer.json`` in id order without one);
+        ``do_lower_case`` (default True, as ``BertTokenizer``) and
+        ``strip_accents`` (when unset, it follows ``lowercase``, as
+        ``BertTokenizer``), from ``tokenizer.json``'s ``BertNormalizer``
+        where the vocabulary comes from there.
     """
     path = Path(path)
     vocabulary = path / VOCABULARY_FILE
     if not vocabulary.is_file():
-        raise PresetError(
-            f"The Hugging Face BERT folder {path} has no {VOCABULARY_FILE}, "
-            "the WordPiece vocabulary (a fast-tokenizer-only tokenizer.json is "
-            "not read): copy the vocab.txt of the original checkpoint there."
-        )
+        fast = _fast_tokenizer_settings(path)
+        if fast is None:
+            raise PresetError(
+                f"The Hugging Face BERT folder {path} has no {VOCABULARY_FILE} "
+                f"nor {FAST_TOKENIZER_FILE}, the WordPiece vocabulary: copy the "
+                "tokenizer files of the original checkpoint there."
+            )
+        tokens, lowercase, strip_accents = fast
+        return {"vocabulary": tokens, "lowercase": lowercase,
+                "strip_accents": strip_accents}
     settings = {}
     config_path = path / TOKENIZER_CONFIG_FILE
     if config_path.is_file():
@@ -141,7 +201,7 @@ def hf_tokenizer_settings(path):
     strip_accents = settings.get("strip_accents")
     strip_accents = lowercase if strip_accents is None else bool(strip_accents)
     return {
-        "vocabulary_path": str(vocabulary),
+        "vocabulary": str(vocabulary),
         "lowercase": lowercase,
         "strip_accents": strip_accents,
     }
@@ -303,6 +363,59 @@ def _next_sentence_head_plan(dense, tensors, where):
             (dense.bias, np.asarray(bias, dtype="float32"))]
 
 
+def _class_labels(config, where):
+    """``(num_classes, label_names)`` of a classification head's config.
+
+    The names are ``id2label`` in id order, None when they are
+    transformers' default ``LABEL_0``, ``LABEL_1``, ... (what it writes for
+    a model given no names) or for one output (a regression). Without
+    ``id2label`` the count is ``num_labels`` (transformers' default: 2).
+    """
+    id2label = config.get("id2label")
+    num_labels = config.get("num_labels")
+    if id2label:
+        if not isinstance(id2label, dict):
+            raise PresetError(f"`id2label` in {where} must map ids to names, got "
+                              f"{id2label!r:.100}.")
+        try:
+            ids = sorted(int(key) for key in id2label)
+        except (TypeError, ValueError):
+            raise PresetError(f"`id2label` in {where} has keys that are not ids: "
+                              f"{sorted(map(str, id2label))[:5]}.") from None
+        if ids != list(range(len(ids))):
+            raise PresetError(f"`id2label` in {where} must number the labels 0 to "
+                              f"{len(ids) - 1}, got the ids {ids[:8]}.")
+        names = [id2label[key] for key in sorted(id2label, key=int)]
+        if num_labels is not None and num_labels != len(names):
+            raise PresetError(f"{where} says num_labels={num_labels!r} but names "
+                              f"{len(names)} labels in `id2label`.")
+    else:
+        names = None
+        num_labels = 2 if num_labels is None else num_labels
+        if (not isinstance(num_labels, int) or isinstance(num_labels, bool)
+                or num_labels < 1):
+            raise PresetError(f"`num_labels` in {where} must be a positive int, "
+                              f"got {num_labels!r:.100}.")
+    num_classes = len(names) if names else num_labels
+    if names is not None and (num_classes == 1 or names == [
+            f"LABEL_{i}" for i in range(num_classes)]):
+        names = None
+    try:
+        names = check_label_names(names, num_classes)
+    except (TypeError, ValueError) as exc:
+        raise PresetError(f"`id2label` in {where} does not name the classes as "
+                          f"kzoo needs: {exc}") from None
+    return num_classes, list(names) if names else None
+
+
+def _head_entries(task, prefix):
+    """``[(checkpoint name, variable, layout)]`` of a fine-tuned head: its
+    dense layer as a torch ``Linear`` named ``prefix``."""
+    dense = task.span_dense if prefix == "qa_outputs" else task.output_dense
+    return [(f"{prefix}.weight", dense.kernel, "linear"),
+            (f"{prefix}.bias", dense.bias, "copy")]
+
+
 class HuggingFaceBertSource(PresetSource):
     """A Hugging Face (transformers) BERT checkpoint folder.
 
@@ -314,6 +427,17 @@ class HuggingFaceBertSource(PresetSource):
     The MLM and NSP heads of a pretraining checkpoint (``cls.*`` tensors) are
     not part of the backbone; ``load_head_tensors()`` returns them for the
     heads that need them.
+
+    A fine-tuned checkpoint (``architectures`` naming one of ``FINE_TUNED``:
+    ``BertForSequenceClassification``, ``BertForTokenClassification``,
+    ``BertForQuestionAnswering``, ``BertForMultipleChoice``) holds its task:
+    ``task_config`` maps its config to the kzoo task's arguments (the
+    labels' count and names from ``id2label``, the head's dropout from
+    ``classifier_dropout`` or ``hidden_dropout_prob``) and
+    ``load_task_weights`` loads the backbone and the trained head, so
+    ``BertClassifier.from_preset(folder)`` (or
+    ``kzoo.models.TextClassifier.from_preset(folder)``) computes the
+    checkpoint's logits.
     """
 
     format_name = "Hugging Face BERT"
@@ -377,23 +501,18 @@ class HuggingFaceBertSource(PresetSource):
             for name, value in read_hf_tensors(self.path, keep).items()
         }
 
-    def load_backbone_weights(self, backbone):
-        """Copies the checkpoint into ``backbone``, all or nothing.
+    def _where(self):
+        return f"{self.path} ({weight_files(self.path)[1][0].name})"
 
-        Every tensor is matched and its shape checked before any variable is
-        assigned: a shape mismatch or a missing tensor raises a PresetError
-        (naming the tensors and shapes) and leaves the backbone untouched.
-        A missing pooler keeps its random initialisation, and tensors the
-        backbone does not use (other than the ``cls.*`` heads and the
-        ``position_ids`` buffer) are named, each with a warning.
-        """
-        entries = _weight_map(backbone)
-        tensors = self._tensors()
-        where = f"{self.path} ({weight_files(self.path)[1][0].name})"
+    def _plan(self, entries, tensors, owner, optional=(_OPTIONAL_PREFIX,)):
+        """``(plan, optional_missing)``: ``[(variable, value)]`` for every
+        entry, each tensor's shape checked; a PresetError naming every
+        missing or mismatched tensor, before anything is assigned. Entries
+        whose name starts with one of ``optional`` may be missing."""
         missing, mismatched, optional_missing, plan = [], [], [], []
         for name, variable, layout in entries:
             if name not in tensors:
-                (optional_missing if name.startswith(_OPTIONAL_PREFIX)
+                (optional_missing if optional and name.startswith(optional)
                  else missing).append(name)
                 continue
             array = tensors[name]
@@ -401,7 +520,7 @@ class HuggingFaceBertSource(PresetSource):
             if tuple(array.shape) != wanted:
                 mismatched.append(
                     f"{name} has shape {tuple(array.shape)} in the checkpoint but "
-                    f"the {type(backbone).__name__} expects {wanted}"
+                    f"the {owner} expects {wanted}"
                 )
                 continue
             plan.append((variable, _to_variable_layout(
@@ -413,16 +532,40 @@ class HuggingFaceBertSource(PresetSource):
             problems.append(f"tensors missing from the checkpoint: {listing(missing)}")
         if problems:
             raise PresetError(
-                f"The weights in {where} do not fit the {type(backbone).__name__} "
+                f"The weights in {self._where()} do not fit the {owner} "
                 f"built from its config: " + "; ".join(problems) + ". Check that "
                 "config.json and the weights come from the same checkpoint (and "
                 "that no config override changes a size). Nothing was loaded."
             )
+        return plan, optional_missing
+
+    def load_backbone_weights(self, backbone):
+        """Copies the checkpoint into ``backbone``, all or nothing.
+
+        Every tensor is matched and its shape checked before any variable is
+        assigned: a shape mismatch or a missing tensor raises a PresetError
+        (naming the tensors and shapes) and leaves the backbone untouched.
+        A missing pooler keeps its random initialisation, and tensors the
+        backbone does not use (other than the ``cls.*`` heads and the
+        ``position_ids`` buffer) are named, each with a warning: a
+        fine-tuned checkpoint's head as that head, with the task class that
+        loads it.
+        """
+        entries = _weight_map(backbone)
+        tensors = self._tensors()
+        where = self._where()
+        plan, optional_missing = self._plan(entries, tensors, type(backbone).__name__)
         used = {name for name, _, _ in entries}
         unexpected = [
             n for n in tensors
             if n not in used and not n.startswith(_HEAD_PREFIX) and n not in _BUFFERS
         ]
+        architecture = self.task_architecture()
+        head = []
+        if architecture is not None:
+            prefix = FINE_TUNED[architecture][1] + "."
+            head = [n for n in unexpected if n.startswith(prefix)]
+            unexpected = [n for n in unexpected if not n.startswith(prefix)]
         for variable, value in plan:
             variable.assign(value)
         if optional_missing:
@@ -431,11 +574,137 @@ class HuggingFaceBertSource(PresetSource):
                 "pooled_output uses a randomly initialised dense layer.",
                 stacklevel=2,
             )
+        if head:
+            warnings.warn(
+                f"{where} holds the trained head of a {architecture} "
+                f"({listing(head)}), which the {type(backbone).__name__} does not "
+                f"use; {FINE_TUNED[architecture][0]}.from_preset loads it with "
+                "that head.",
+                stacklevel=2,
+            )
         if unexpected:
             warnings.warn(
                 f"{where} holds tensors the {type(backbone).__name__} does not "
                 f"use: {listing(unexpected)}.",
                 stacklevel=2,
+            )
+
+    # --- fine-tuned heads ---
+    def task_architecture(self):
+        """The fine-tuned architecture ``config.json`` names (a key of
+        ``FINE_TUNED``), or None for a checkpoint without a task head
+        (``BertModel``, ``BertForMaskedLM``, ``BertForPreTraining``)."""
+        architectures = self._config().get("architectures") or ()
+        if not isinstance(architectures, (list, tuple)):
+            return None
+        return next((a for a in architectures
+                     if isinstance(a, str) and a in FINE_TUNED), None)
+
+    def head_task_classes(self):
+        """The kzoo tasks of ``FINE_TUNED``."""
+        return tuple(self._task_class(a) for a in FINE_TUNED)
+
+    @staticmethod
+    def _task_class(architecture):
+        from kzoo.models import bert
+
+        return getattr(bert, FINE_TUNED[architecture][0])
+
+    def task_config(self):
+        """The kzoo task of a fine-tuned checkpoint (see the class
+        docstring), or None. A classifier with one label (or
+        ``problem_type="regression"``) is a regressor (``num_classes=1``)."""
+        architecture = self.task_architecture()
+        if architecture is None:
+            return None
+        config = self._config()
+        where = self.path / CONFIG_FILE
+        task_cls = self._task_class(architecture)
+        dropout = config.get("classifier_dropout")
+        dropout = config_number(
+            config, "hidden_dropout_prob" if dropout is None else "classifier_dropout",
+            where)
+        if architecture == "BertForQuestionAnswering":
+            if config.get("num_labels", 2) != 2:
+                raise PresetError(
+                    f"{where} has num_labels={config['num_labels']!r}; a "
+                    "BertForQuestionAnswering head scores a start and an end (2).")
+            arguments = {}
+        elif architecture == "BertForMultipleChoice":
+            arguments = {"dropout": dropout}
+        else:
+            num_classes, label_names = _class_labels(config, where)
+            problem_type = config.get("problem_type")
+            if problem_type == "regression" and num_classes != 1:
+                raise PresetError(
+                    f"{where} is a regression with {num_classes} outputs; kzoo's "
+                    "regressor (num_classes=1) has one.")
+            if problem_type == "multi_label_classification":
+                warnings.warn(
+                    f"{where} is a multi-label classifier; {task_cls.__name__} "
+                    "computes the same logits but its loss and predict_labels "
+                    "take the classes as exclusive (one label per text).",
+                    stacklevel=3)
+            arguments = {"num_classes": num_classes, "label_names": label_names,
+                         "dropout": dropout}
+        return {"module": task_cls.__module__, "class_name": task_cls.__name__,
+                "registered_name": keras.saving.get_registered_name(task_cls),
+                "config": arguments}
+
+    def preprocessor_config(self):
+        """For a fine-tuned checkpoint, its task's preprocessor with
+        ``sequence_length`` the tokenizer's ``model_max_length`` (which
+        ``bert_hf_writer`` writes from the kzoo preprocessor) when that fits
+        the position table; else None (the preprocessor's default)."""
+        architecture = self.task_architecture()
+        if architecture is None:
+            return None
+        tokenizer_config = self.path / TOKENIZER_CONFIG_FILE
+        settings = read_json(tokenizer_config) if tokenizer_config.is_file() else {}
+        length = settings.get("model_max_length") if isinstance(settings, dict) else None
+        positions = self._config()["max_position_embeddings"]
+        # Unset, transformers writes a huge number: the class default then.
+        if (isinstance(length, bool) or not isinstance(length, int) or length < 1
+                or not isinstance(positions, int) or length > positions):
+            return None
+        preprocessor_cls = self._task_class(architecture).preprocessor_cls
+        return {"module": preprocessor_cls.__module__,
+                "class_name": preprocessor_cls.__name__,
+                "registered_name": keras.saving.get_registered_name(preprocessor_cls),
+                "config": {"sequence_length": length}}
+
+    def load_task_weights(self, task):
+        """Loads the backbone and the trained head (``classifier.*`` or
+        ``qa_outputs.*``) of a fine-tuned checkpoint into ``task``, all or
+        nothing: a missing tensor or a shape that does not fit raises a
+        PresetError naming it, before anything is assigned. A head that
+        does not read the pooled output (token classification, question
+        answering) needs no pooler."""
+        architecture = self.task_architecture()
+        if architecture is None:
+            raise PresetError(
+                f"{self.path / CONFIG_FILE} names no fine-tuned BERT architecture "
+                f"({', '.join(FINE_TUNED)}): the folder holds no task head.")
+        task_cls = self._task_class(architecture)
+        if not isinstance(task, task_cls):
+            raise PresetError(
+                f"{self.path} holds a {architecture}, whose head loads into a "
+                f"{task_cls.__name__}, not a {type(task).__name__}.")
+        _, prefix, pooled = FINE_TUNED[architecture]
+        entries = _weight_map(task.backbone) + _head_entries(task, prefix)
+        tensors = self._tensors()
+        plan, _ = self._plan(entries, tensors, f"{type(task).__name__} ({architecture})",
+                             optional=() if pooled else (_OPTIONAL_PREFIX,))
+        used = {name for name, _, _ in entries}
+        unexpected = [n for n in tensors if n not in used and n not in _BUFFERS
+                      and not (not pooled and n.startswith(_OPTIONAL_PREFIX))]
+        for variable, value in plan:
+            variable.assign(value)
+        if unexpected:
+            warnings.warn(
+                f"{self._where()} holds tensors the {type(task).__name__} does not "
+                f"use: {listing(unexpected)}.",
+                stacklevel=3,
             )
 
     def load_head_tensors(self):
@@ -525,7 +794,7 @@ class HuggingFaceBertSource(PresetSource):
                 f"{tokenizer_cls.__name__} cannot read it."
             )
         config = dict(
-            vocabulary=settings["vocabulary_path"],
+            vocabulary=settings["vocabulary"],
             lowercase=settings["lowercase"],
             strip_accents=settings["strip_accents"],
         )

@@ -178,7 +178,9 @@ def write_tokenizer(tokenizer, folder, max_length=None):
         f.write("".join(token + "\n" for token in vocabulary))
     config = {"tokenizer_class": "BertTokenizer",
               "do_lower_case": bool(tokenizer.lowercase),
-              "strip_accents": bool(tokenizer.strip_accents),
+              # kzoo's None follows lowercase, as transformers' does
+              "strip_accents": (None if tokenizer.strip_accents is None
+                                else bool(tokenizer.strip_accents)),
               "tokenize_chinese_chars": True, "do_basic_tokenize": True,
               **{k: v for k, v in SPECIAL_TOKENS.items() if v in vocabulary}}
     if max_length is not None:

@@ -126,9 +126,9 @@ def test_head_tensors_and_tokenizer_settings(hf):
     assert HuggingFaceBertSource(hf["safetensors"]).load_head_tensors() == {}
     settings = hf_tokenizer_settings(hf["safetensors"])
     assert settings == {
-        "vocabulary_path": str(hf["safetensors"] / "vocab.txt"),
+        "vocabulary": str(hf["safetensors"] / "vocab.txt"),
         "lowercase": True, "strip_accents": True}
-    with pytest.raises(PresetError, match="has no vocab.txt"):
+    with pytest.raises(PresetError, match="has no vocab.txt nor tokenizer.json"):
         hf_tokenizer_settings(hf["bin"])
 
 
@@ -225,7 +225,7 @@ def test_folder_errors(hf, tmp_path):
     tokenizer = HuggingFaceBertSource(hf["safetensors"]).load_tokenizer()
     assert isinstance(tokenizer, BertTokenizer) and tokenizer.lowercase
     assert tokenizer.get_vocabulary() == VOCABULARY
-    with pytest.raises(PresetError, match="has no vocab.txt"):
+    with pytest.raises(PresetError, match="has no vocab.txt nor tokenizer.json"):
         HuggingFaceBertSource(folder).load_tokenizer()
 
 
