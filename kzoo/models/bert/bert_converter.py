@@ -16,6 +16,7 @@ Safetensors files are read with numpy (no torch needed). A
 which refuses pickled code: checkpoints are untrusted input.
 """
 
+import inspect
 import warnings
 from pathlib import Path
 
@@ -655,7 +656,8 @@ class HuggingFaceBertSource(PresetSource):
         """For a fine-tuned checkpoint, its task's preprocessor with
         ``sequence_length`` the tokenizer's ``model_max_length`` (which
         ``bert_hf_writer`` writes from the kzoo preprocessor) when that fits
-        the position table; else None (the preprocessor's default)."""
+        the position table, else the preprocessor's default cut to that
+        table; None where that default fits."""
         architecture = self.task_architecture()
         if architecture is None:
             return None
@@ -663,11 +665,18 @@ class HuggingFaceBertSource(PresetSource):
         settings = read_json(tokenizer_config) if tokenizer_config.is_file() else {}
         length = settings.get("model_max_length") if isinstance(settings, dict) else None
         positions = self._config()["max_position_embeddings"]
-        # Unset, transformers writes a huge number: the class default then.
-        if (isinstance(length, bool) or not isinstance(length, int) or length < 1
-                or not isinstance(positions, int) or length > positions):
-            return None
+        if not isinstance(positions, int) or isinstance(positions, bool):
+            return None  # refused with the backbone's config
         preprocessor_cls = self._task_class(architecture).preprocessor_cls
+        # Unset, transformers writes a huge number: the class default then,
+        # cut to the position table.
+        if (isinstance(length, bool) or not isinstance(length, int) or length < 1
+                or length > positions):
+            default = inspect.signature(preprocessor_cls).parameters[
+                "sequence_length"].default
+            if default <= positions:
+                return None
+            length = positions
         return {"module": preprocessor_cls.__module__,
                 "class_name": preprocessor_cls.__name__,
                 "registered_name": keras.saving.get_registered_name(preprocessor_cls),
