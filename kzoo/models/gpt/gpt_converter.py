@@ -12,8 +12,9 @@ GPT-2's ``Conv1D`` weights are stored ``[in, out]``, which is a Keras
 A fine-tuned head (``config.json``'s ``architectures``) loads as a kzoo task:
 ``GPT2ForSequenceClassification`` and ``OpenAIGPTForSequenceClassification``
 as ``GPTClassifier`` (``use_bias=False``, the classes of ``id2label``),
-``OpenAIGPTDoubleHeadsModel`` as ``GPTMultipleChoice``; ``from_preset`` on
-the task's class or its generic shape (``kzoo.models.TextClassifier``,
+``GPT2DoubleHeadsModel`` and ``OpenAIGPTDoubleHeadsModel`` as
+``GPTMultipleChoice`` (the multiple-choice head; the LM head is tied);
+``from_preset`` on the task's class or its generic shape (``kzoo.models.TextClassifier``,
 ``kzoo.models.MultipleChoice``) restores it with its trained head.
 
 Tensors are read by ``read_hf_tensors`` (safetensors with numpy; a
@@ -76,7 +77,7 @@ _ACTIVATIONS = {
 #: tensors a backbone does not use: the tied LM head and attention buffers
 _IGNORED_SUFFIXES = ("attn.bias", "attn.masked_bias")
 _HEAD = "lm_head.weight"
-#: ``OpenAIGPTDoubleHeadsModel``'s multiple-choice projection
+#: the double-heads models' multiple-choice projection
 _CHOICE_HEAD = "multiple_choice_head.summary"
 #: the heads' tensors, which a backbone loaded alone leaves unread quietly
 _HEAD_TENSORS = ("score.weight", f"{_CHOICE_HEAD}.weight", f"{_CHOICE_HEAD}.bias")
@@ -109,7 +110,7 @@ def _labels(config, where):
 
 
 def _check_choice_summary(config, where):
-    """Refuses an ``OpenAIGPTDoubleHeadsModel`` summary other than
+    """Refuses a double-heads model's summary other than
     ``GPTMultipleChoice``'s head: dropout and a linear layer to one score on
     the state at ``mc_token_ids``."""
     wanted = {"summary_type": "cls_index", "summary_use_proj": True,
@@ -246,7 +247,8 @@ class HuggingFaceGPT2Source(PresetSource):
     final_norm = "ln_f"
     defaults = _HF_DEFAULTS
     #: the ``architectures`` whose heads load, and the kzoo task of each
-    heads = {"GPT2ForSequenceClassification": "GPTClassifier"}
+    heads = {"GPT2ForSequenceClassification": "GPTClassifier",
+             "GPT2DoubleHeadsModel": "GPTMultipleChoice"}
 
     @classmethod
     def matches(cls, path):
@@ -371,8 +373,8 @@ class HuggingFaceGPT2Source(PresetSource):
         """The ``GPTClassifier`` of a ``*ForSequenceClassification`` folder:
         ``num_classes`` and ``label_names`` from ``id2label`` (transformers'
         default names ``LABEL_0``, ... give none), no bias and no dropout, as
-        transformers' ``score``; or the ``GPTMultipleChoice`` of an
-        ``OpenAIGPTDoubleHeadsModel``. None for other folders."""
+        transformers' ``score``; or the ``GPTMultipleChoice`` of a
+        ``*DoubleHeadsModel``. None for other folders."""
         architecture = self.task_architecture()
         if architecture is None:
             return None

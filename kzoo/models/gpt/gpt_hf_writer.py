@@ -10,7 +10,7 @@ kzoo                       transformers (pre-norm)           transformers (post-
 ``GPTBackbone``            ``GPT2Model``                     ``OpenAIGPTModel``
 ``GPTCausalLM``            ``GPT2LMHeadModel``               ``OpenAIGPTLMHeadModel``
 ``GPTClassifier``          ``GPT2ForSequenceClassification`` ``OpenAIGPTForSequenceClassification``
-``GPTMultipleChoice``      (none)                            ``OpenAIGPTDoubleHeadsModel``
+``GPTMultipleChoice``      ``GPT2DoubleHeadsModel``          ``OpenAIGPTDoubleHeadsModel``
 =========================  ================================  ======================================
 
 The LM head is tied to the token embedding in all of them. GPT-2's and
@@ -26,8 +26,8 @@ GPT-2 its preprocessor must pack the text's own tokens
 classifier (a head with a bias, or GPT-2 framed by fine-tuning tokens) and a
 symmetric one have no transformers equivalent and are refused.
 
-``OpenAIGPTDoubleHeadsModel``'s multiple-choice head is dropout and a
-linear layer (with bias) to one score on the state at ``mc_token_ids``:
+The double-heads models' multiple-choice head is dropout and a linear
+layer (with bias) to one score on the state at ``mc_token_ids``:
 ``GPTMultipleChoice``'s head, which reads each choice's ``<|extract|>``
 token, the last real one. Its ``mc_logits`` equal kzoo's when
 ``mc_token_ids`` points at that token; its ``logits`` are the tied LM head's.
@@ -57,7 +57,7 @@ ACTIVATIONS = {"gelu_approximate": "gelu_new", "gelu": "gelu", "relu": "relu",
 #: GPTBackbone ``activation`` → transformers' OpenAI GPT ``afn`` (its
 #: "gelu" is the tanh approximation)
 OPENAI_GPT_ACTIVATIONS = {"gelu_approximate": "gelu", "relu": "relu", "silu": "silu"}
-#: the multiple-choice head's tensors in ``OpenAIGPTDoubleHeadsModel``
+#: the multiple-choice head's tensors in the double-heads models
 CHOICE_HEAD = "multiple_choice_head.summary"
 
 
@@ -182,7 +182,7 @@ def _classifier_head(task, gpt2, tokenizer):
 
 
 def _choice_head(task):
-    """``(tensors, config additions)`` of ``OpenAIGPTDoubleHeadsModel``'s
+    """``(tensors, config additions)`` of a double-heads model's
     multiple-choice head."""
     dense = task.output_dense
     config = {"num_labels": 1, "summary_type": "cls_index", "summary_use_proj": True,
@@ -223,19 +223,13 @@ def save_hugging_face(model, path, tokenizer=None):
     elif isinstance(model, GPTClassifier):
         architecture = f"{family}ForSequenceClassification"
         head_tensors, extra = _classifier_head(model, gpt2, tokenizer)
-    elif isinstance(model, GPTMultipleChoice) and not gpt2:
-        architecture, lm_head = "OpenAIGPTDoubleHeadsModel", True
-        head_tensors, extra = _choice_head(model)
     elif isinstance(model, GPTMultipleChoice):
-        raise ValueError(
-            "transformers has no GPT-2 multiple-choice model that computes the "
-            "same as GPTMultipleChoice (GPT2DoubleHeadsModel adds a projection "
-            "of GPT-2's own); a post-norm (GPT-1) GPTMultipleChoice exports as "
-            "OpenAIGPTDoubleHeadsModel. Export `model.backbone` (GPT2Model).")
+        architecture, lm_head = f"{family}DoubleHeadsModel", True
+        head_tensors, extra = _choice_head(model)
     else:
         raise ValueError(
             f"{type(model).__name__} has no transformers equivalent that computes "
-            "the same: export a GPTBackbone, GPTCausalLM, GPTClassifier or (GPT-1) "
+            "the same: export a GPTBackbone, GPTCausalLM, GPTClassifier or "
             "GPTMultipleChoice, or `model.backbone`.")
     prefix = "" if model is backbone else "transformer."
     names = (("wte.weight", "wpe.weight"), "ln_f") if gpt2 else (

@@ -25,6 +25,11 @@ class GPTMultipleChoice(FineTuningTokensFromPreset, MultipleChoice):
     next-token cross-entropy averaged over the real tokens of every
     (context, answer) sequence of the batch.
 
+    transformers' ``GPT2DoubleHeadsModel`` and ``OpenAIGPTDoubleHeadsModel``
+    score choices with the same head (their ``mc_logits``, with
+    ``mc_token_ids`` at each extract token): ``from_preset`` on such a folder
+    loads it, and ``kzoo.export.hugging_face`` writes one.
+
     Args:
         backbone: a ``GPTBackbone`` whose vocabulary has the three
             fine-tuning tokens.

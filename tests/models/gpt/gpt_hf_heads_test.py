@@ -147,14 +147,20 @@ def test_gpt2_classifier_exports_as_gpt2_for_sequence_classification(
     close(to_numpy(again.predict_on_batch(x)), to_numpy(model.predict_on_batch(x)))
 
 
-def test_gpt1_style_classifier_on_gpt2_is_refused(tmp_path, gpt2_tokenizer):
+@pytest.fixture(scope="module")
+def gpt2_framed_tokenizer(gpt2_tokenizer):
+    """GPT-2's tokenizer with GPT-1's three fine-tuning tokens added."""
     vocabulary = dict(gpt2_tokenizer.vocabulary)
     for token in FINE_TUNING_TOKENS:
         vocabulary.setdefault(token, len(vocabulary))
-    tokenizer = kzoo.models.GPTTokenizer(vocabulary, list(gpt2_tokenizer.merges))
+    return kzoo.models.GPTTokenizer(vocabulary, list(gpt2_tokenizer.merges))
+
+
+def test_gpt1_style_classifier_on_gpt2_is_refused(tmp_path, gpt2_framed_tokenizer):
+    tokenizer = gpt2_framed_tokenizer
     backbone = kzoo.models.GPTBackbone(
-        vocabulary_size=len(vocabulary), num_layers=1, num_heads=2, hidden_dim=8,
-        intermediate_dim=16, max_sequence_length=32)
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=1, num_heads=2,
+        hidden_dim=8, intermediate_dim=16, max_sequence_length=32)
     framed = kzoo.models.GPTClassifierPreprocessor(tokenizer, sequence_length=LENGTH)
     with pytest.raises(ValueError, match="use_bias=False"):
         kzoo.export.hugging_face(
@@ -374,3 +380,26 @@ def test_double_heads_without_fine_tuning_tokens_keep_their_head(tmp_path, gpt1_
           reference.multiple_choice_head.summary.weight.detach().numpy()[0])
     close(to_numpy(model.output_dense.bias),
           reference.multiple_choice_head.summary.bias.detach().numpy())
+
+
+def test_gpt2_double_heads_both_ways(tmp_path, gpt2_framed_tokenizer):
+    """``GPT2DoubleHeadsModel``'s multiple-choice head is the same as
+    OpenAI GPT's: ``GPTMultipleChoice`` on a pre-norm backbone."""
+    tokenizer = gpt2_framed_tokenizer
+    x, positions = choice_batch(tokenizer)
+    write_gpt2_tokenizer(tokenizer, tmp_path)
+    torch.manual_seed(0)
+    reference = transformers.GPT2DoubleHeadsModel(transformers.GPT2Config(
+        vocab_size=tokenizer.vocabulary_size(), n_positions=32, n_embd=16, n_layer=2,
+        n_head=2)).eval()
+    spread_torch(reference.parameters(), seed=3)
+    reference.save_pretrained(tmp_path)
+    expected = run(reference, input_ids=x["token_ids"], mc_token_ids=positions,
+                   attention_mask=x["padding_mask"].reshape(-1, LENGTH)).mc_logits
+    model = kzoo.models.MultipleChoice.from_preset(str(tmp_path))
+    assert type(model) is kzoo.models.GPTMultipleChoice
+    close(to_numpy(model.predict_on_batch(x)), expected)
+    path = kzoo.export.hugging_face(model, tmp_path / "out")
+    again = transformers.GPT2DoubleHeadsModel.from_pretrained(path).eval()
+    close(run(again, input_ids=x["token_ids"], mc_token_ids=positions,
+              attention_mask=x["padding_mask"].reshape(-1, LENGTH)).mc_logits, expected)
