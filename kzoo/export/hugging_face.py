@@ -15,8 +15,9 @@ def hugging_face(model, path, tokenizer=None):
 
     Args:
         model: a backbone or task of a family with a transformers writer
-            (BERT: the backbone and its tasks; GPT: a GPT-2 backbone and
-            causal LM).
+            (BERT: the backbone and its tasks; GPT: the backbone, causal
+            LM, classifier and multiple choice, GPT-2 or GPT-1, where
+            transformers computes the same).
         path: the folder to write (replaced atomically; left as it was on
             failure).
         tokenizer: the tokenizer to write beside the weights; defaults to
