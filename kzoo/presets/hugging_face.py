@@ -43,6 +43,56 @@ def config_number(config, key, where):
     return float(value)
 
 
+def class_labels(config, where):
+    """``(num_classes, label_names)`` of a classification head's config.
+
+    The names are ``id2label`` in id order, None when they are
+    transformers' default ``LABEL_0``, ``LABEL_1``, ... (what it writes for
+    a model given no names) or for one output (a regression). Without
+    ``id2label`` the count is ``num_labels`` (transformers' default: 2).
+    A PresetError naming ``where`` (the file) says what does not fit.
+    """
+    id2label = config.get("id2label")
+    num_labels = config.get("num_labels")
+    if id2label:
+        if not isinstance(id2label, dict):
+            raise PresetError(f"`id2label` in {where} must map ids to names, got "
+                              f"{id2label!r:.100}.")
+        try:
+            ids = sorted(int(key) for key in id2label)
+        except (TypeError, ValueError):
+            raise PresetError(f"`id2label` in {where} has keys that are not ids: "
+                              f"{sorted(map(str, id2label))[:5]}.") from None
+        if ids != list(range(len(ids))):
+            raise PresetError(f"`id2label` in {where} must number the labels 0 to "
+                              f"{len(ids) - 1}, got the ids {ids[:8]}.")
+        names = [id2label[key] for key in sorted(id2label, key=int)]
+        if num_labels is not None and num_labels != len(names):
+            raise PresetError(f"{where} says num_labels={num_labels!r} but names "
+                              f"{len(names)} labels in `id2label`.")
+    else:
+        names = None
+        num_labels = 2 if num_labels is None else num_labels
+        if (not isinstance(num_labels, int) or isinstance(num_labels, bool)
+                or num_labels < 1):
+            raise PresetError(f"`num_labels` in {where} must be a positive int, "
+                              f"got {num_labels!r:.100}.")
+    num_classes = len(names) if names else num_labels
+    if names is not None and (num_classes == 1 or names == [
+            f"LABEL_{i}" for i in range(num_classes)]):
+        names = None
+    if names is not None:
+        bad = [n for n in names if not isinstance(n, str) or not n]
+        repeated = sorted({n for n in names if names.count(n) > 1} - set(bad), key=str)
+        if bad or repeated:
+            raise PresetError(
+                f"`id2label` in {where} does not name the classes as kzoo needs: "
+                + (f"{bad[:3]!r} are not non-empty strings" if bad else
+                   f"it repeats {repeated[:3]!r}")
+                + "; each class needs its own name.")
+    return num_classes, names
+
+
 def listing(names, limit=8):
     """A short, sorted listing of tensor names for error messages."""
     names = sorted(names)

@@ -24,10 +24,10 @@ import keras
 import numpy as np
 
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
-from kzoo.models.classifier_task import check_label_names
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import (
     CONFIG_FILE,
+    class_labels,
     config_number,
     listing,
     read_config,
@@ -364,51 +364,6 @@ def _next_sentence_head_plan(dense, tensors, where):
             (dense.bias, np.asarray(bias, dtype="float32"))]
 
 
-def _class_labels(config, where):
-    """``(num_classes, label_names)`` of a classification head's config.
-
-    The names are ``id2label`` in id order, None when they are
-    transformers' default ``LABEL_0``, ``LABEL_1``, ... (what it writes for
-    a model given no names) or for one output (a regression). Without
-    ``id2label`` the count is ``num_labels`` (transformers' default: 2).
-    """
-    id2label = config.get("id2label")
-    num_labels = config.get("num_labels")
-    if id2label:
-        if not isinstance(id2label, dict):
-            raise PresetError(f"`id2label` in {where} must map ids to names, got "
-                              f"{id2label!r:.100}.")
-        try:
-            ids = sorted(int(key) for key in id2label)
-        except (TypeError, ValueError):
-            raise PresetError(f"`id2label` in {where} has keys that are not ids: "
-                              f"{sorted(map(str, id2label))[:5]}.") from None
-        if ids != list(range(len(ids))):
-            raise PresetError(f"`id2label` in {where} must number the labels 0 to "
-                              f"{len(ids) - 1}, got the ids {ids[:8]}.")
-        names = [id2label[key] for key in sorted(id2label, key=int)]
-        if num_labels is not None and num_labels != len(names):
-            raise PresetError(f"{where} says num_labels={num_labels!r} but names "
-                              f"{len(names)} labels in `id2label`.")
-    else:
-        names = None
-        num_labels = 2 if num_labels is None else num_labels
-        if (not isinstance(num_labels, int) or isinstance(num_labels, bool)
-                or num_labels < 1):
-            raise PresetError(f"`num_labels` in {where} must be a positive int, "
-                              f"got {num_labels!r:.100}.")
-    num_classes = len(names) if names else num_labels
-    if names is not None and (num_classes == 1 or names == [
-            f"LABEL_{i}" for i in range(num_classes)]):
-        names = None
-    try:
-        names = check_label_names(names, num_classes)
-    except (TypeError, ValueError) as exc:
-        raise PresetError(f"`id2label` in {where} does not name the classes as "
-                          f"kzoo needs: {exc}") from None
-    return num_classes, list(names) if names else None
-
-
 def _head_entries(task, prefix):
     """``[(checkpoint name, variable, layout)]`` of a fine-tuned head: its
     dense layer as a torch ``Linear`` named ``prefix``."""
@@ -634,7 +589,7 @@ class HuggingFaceBertSource(PresetSource):
         elif architecture == "BertForMultipleChoice":
             arguments = {"dropout": dropout}
         else:
-            num_classes, label_names = _class_labels(config, where)
+            num_classes, label_names = class_labels(config, where)
             problem_type = config.get("problem_type")
             if problem_type == "regression" and num_classes != 1:
                 raise PresetError(

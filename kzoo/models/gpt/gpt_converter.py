@@ -32,13 +32,13 @@ from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.presets.errors import PresetError
 from kzoo.presets.hugging_face import (
     CONFIG_FILE,
+    class_labels,
     config_number,
     listing,
     read_config,
     read_hf_tensors,
 )
-from kzoo.presets.preset_source import PresetSource
-from kzoo.presets.preset_source import read_json as read_config_file
+from kzoo.presets.preset_source import PresetSource, read_json
 from kzoo.tokenizers.byte_pair_tokenizer import BytePairTokenizer
 from kzoo.tokenizers.tokenizer import Tokenizer
 
@@ -83,32 +83,6 @@ _CHOICE_HEAD = "multiple_choice_head.summary"
 _HEAD_TENSORS = ("score.weight", f"{_CHOICE_HEAD}.weight", f"{_CHOICE_HEAD}.bias")
 
 
-def _labels(config, where):
-    """``(num_classes, label_names)`` of a classifier's ``config.json``:
-    ``id2label`` names the classes (transformers' defaults ``LABEL_i``: no
-    names), ``num_labels`` counts them where there is no ``id2label``."""
-    id2label = config.get("id2label")
-    if isinstance(id2label, dict) and id2label:
-        try:
-            ids = sorted(int(i) for i in id2label)
-        except (TypeError, ValueError):
-            ids = None
-        if ids != list(range(len(id2label))):
-            raise PresetError(f"`id2label` in {where} must map the ids 0 to "
-                              f"{len(id2label) - 1} to names, got {id2label!r:.200}.")
-        names = [id2label[k] for k in sorted(id2label, key=int)]
-        if not all(isinstance(n, str) and n for n in names):
-            raise PresetError(f"`id2label` in {where} must name each class with a "
-                              f"non-empty string, got {names!r:.200}.")
-        if names == [f"LABEL_{i}" for i in range(len(names))]:
-            names = None
-        return len(ids), names
-    num = config.get("num_labels", 2)
-    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
-        raise PresetError(f"`num_labels` in {where} must be a positive int, got {num!r}.")
-    return num, None
-
-
 def _check_choice_summary(config, where):
     """Refuses a double-heads model's summary other than
     ``GPTMultipleChoice``'s head: dropout and a linear layer to one score on
@@ -137,7 +111,7 @@ def _model_max_length(path):
     if not file.is_file():
         return None
     try:
-        length = read_config_file(file).get("model_max_length")
+        length = read_json(file).get("model_max_length")
     except (PresetError, AttributeError):
         return None
     if isinstance(length, int) and not isinstance(length, bool) and length >= 2:
@@ -388,7 +362,7 @@ class HuggingFaceGPT2Source(PresetSource):
                     "config": {"dropout": config_number(
                         {"summary_first_dropout": 0.1, **config},
                         "summary_first_dropout", where)}}
-        num_classes, label_names = _labels(config, where)
+        num_classes, label_names = class_labels(config, where)
         return {"module": "kzoo.models.gpt.gpt_classifier",
                 "class_name": "GPTClassifier",
                 "registered_name": "kzoo>GPTClassifier",
@@ -512,7 +486,7 @@ class HuggingFaceOpenAIGPTSource(HuggingFaceGPT2Source):
         vocabulary = self.path / VOCABULARY_FILE
         if not vocabulary.is_file():
             return False
-        tokens = read_config_file(vocabulary)
+        tokens = read_json(vocabulary)
         return isinstance(tokens, dict) and all(t in tokens for t in FINE_TUNING_TOKENS)
 
     def load_tokenizer(self, cls=None, **kwargs):
