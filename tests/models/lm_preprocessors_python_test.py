@@ -266,6 +266,8 @@ def test_classifier_preprocessors_match_tensorflow(texts, form, length, truncate
         lambda: GPTClassifierPreprocessor(GPT1_TOKENIZER, sequence_length=length,
                                           truncate=truncate, num_segments=2,
                                           symmetric=True),
+        lambda: GPTClassifierPreprocessor(GPT1_TOKENIZER, sequence_length=length,
+                                          truncate=truncate, fine_tuning_tokens=False),
     ]:
         if form != 1 and getattr(make(), "symmetric", False):
             continue
