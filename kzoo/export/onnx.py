@@ -31,6 +31,17 @@ weights, so the same outputs) is exported in a subprocess
 (``KERAS_BACKEND=torch``), as ``kzoo.export.saved_model`` does with
 TensorFlow; ``onnx_many`` exports several tasks through one subprocess.
 
+An object that is not a task takes part through the same hooks:
+``onnx_inputs()`` and ``onnx_call(inputs)``, plus ``onnx_sequence_axis``
+(the free axis of its inputs besides the batch; the last by default). An
+object with ``serving_model()`` and none of these hooks is exported as the
+object that method gives (an ELMo backbone or embedder as its
+``ElmoEmbedding``: ``character_ids`` ``[batch, tokens, max_word_length]``
+in, TF-Hub ELMo's outputs out). Without a preprocessor no
+``tokenizer.json`` is written. A recurrent layer's ``keras.ops.scan`` is
+traced as PyTorch's ``scan`` operator (an ONNX ``Scan``), so the number of
+steps stays free (``_traceable_ops``).
+
 The traced graph is then rewritten for onnxruntime (``onnx_graph.simplify``):
 projection kernels folded to 2-D weights, the exact GELU as one ``Gelu``,
 each attention core as one ``MultiHeadAttention`` (``com.microsoft``
@@ -38,6 +49,7 @@ operators, which onnxruntime runs), and the residual adds before the layer
 norms as ``Sum``.
 """
 
+import contextlib
 import importlib
 import json
 import os
@@ -63,7 +75,9 @@ def onnx(model, path, sequence_length=None, quantize=None):
 
     Args:
         model: a kzoo ``Task`` with its preprocessor (a BERT task, text
-            embedder, GPT classifier or causal LM), or an object with
+            embedder, GPT classifier, multiple choice or causal LM), an
+            ELMo backbone, embedding or embedder (``model.onnx`` only: its
+            input is character ids), or an object with
             ``onnx_files(folder)`` that writes both files itself (word
             vectors: ``kzoo.export.word_table.write_onnx``).
         path: the folder to write (replaced atomically).
@@ -97,7 +111,8 @@ def onnx_many(models, sequence_length=None, quantize=None):
     """
     if quantize not in (None, "int8"):
         raise ValueError(f"`quantize` must be None or 'int8', got {quantize!r}.")
-    models = [(model, os.path.abspath(os.fspath(path))) for model, path in models]
+    models = [(_onnx_object(model), os.path.abspath(os.fspath(path)))
+              for model, path in models]
     paths = [path for _, path in models]
     if len(set(paths)) != len(paths):
         raise ValueError("Each model needs its own folder: two share one.")
@@ -118,8 +133,9 @@ def onnx_many(models, sequence_length=None, quantize=None):
             if write_files is not None:  # the object writes both files itself
                 write_files(tmp)
                 continue
-            tokenizer_json(model.preprocessor, sequence_length).save(
-                os.path.join(tmp, TOKENIZER_FILE))
+            if getattr(model, "preprocessor", None) is not None:
+                tokenizer_json(model.preprocessor, sequence_length).save(
+                    os.path.join(tmp, TOKENIZER_FILE))
             graphs.append((model, os.path.join(tmp, MODEL_FILE)))
         if keras.config.backend() == "torch":
             for model, file in graphs:
@@ -144,12 +160,24 @@ def onnx_many(models, sequence_length=None, quantize=None):
     return paths
 
 
+def _onnx_object(model):
+    """``model``, or what its ``serving_model()`` gives when it has none of
+    the ONNX hooks (an ELMo backbone or embedder: its ``ElmoEmbedding``)."""
+    hooks = ("onnx_files", "onnx_call", "onnx_inputs")
+    if not any(hasattr(model, hook) for hook in hooks) and hasattr(model, "serving_model"):
+        return model.serving_model()
+    return model
+
+
 def _check_exportable(model):
     from kzoo.models.task import Task
 
     if not isinstance(model, Task):
-        raise TypeError(f"ONNX export takes a kzoo Task, got {type(model).__name__}.")
-    if getattr(model, "preprocessor", None) is None:
+        if not (hasattr(model, "onnx_inputs") and hasattr(model, "onnx_call")):
+            raise TypeError(
+                f"ONNX export takes a kzoo Task, word vectors or ELMo, got "
+                f"{type(model).__name__}.")
+    elif getattr(model, "preprocessor", None) is None:
         raise ValueError(
             "ONNX export needs the task's preprocessor (it is written as "
             "tokenizer.json): build the task with `preprocessor=`.")
@@ -197,26 +225,31 @@ def write_graph(model, file):
     backbone = getattr(model, "backbone", None)
     max_length = int(getattr(backbone, "max_sequence_length", 0) or 0) or None
     length = min(8, max_length) if max_length else 8
-    # Batch (first) and sequence (last) are free; any dimension between
-    # them (a multiple-choice task's choices) is the task's own.
-    example, shapes = [], []
+    # Batch (first) and sequence (the last axis, or the object's
+    # ``onnx_sequence_axis``) are free; any other dimension is the task's
+    # own (a multiple-choice task's choices; 3 in the example where free).
+    example, shapes, axes = [], [], []
     batch = torch.export.Dim("batch")
     sequence = torch.export.Dim("sequence", min=2, max=max_length)
     for name in names:
         shape = list(inputs[name].shape)
-        middle = [3 if size is None else int(size) for size in shape[1:-1]]
-        example.append(torch.ones([2, *middle, length], dtype=torch.int64))
-        shapes.append({0: batch, len(shape) - 1: sequence})
+        axis = getattr(model, "onnx_sequence_axis", -1) % len(shape)
+        sizes = [2] + [3 if size is None else int(size) for size in shape[1:]]
+        sizes[axis] = length
+        example.append(torch.ones(sizes, dtype=torch.int64))
+        shapes.append({0: batch, axis: sequence})
+        axes.append(axis)
     example = tuple(example)
     graph = Graph().eval()
     with torch.no_grad():
         graph(*example)  # the output names
-    torch.onnx.export(
-        graph, example, file, dynamo=True, input_names=names,
-        output_names=outputs["names"], dynamic_shapes=(tuple(shapes),),
-        opset_version=OPSET, external_data=False, verbose=False)
+    with _traceable_ops(torch):
+        torch.onnx.export(
+            graph, example, file, dynamo=True, input_names=names,
+            output_names=outputs["names"], dynamic_shapes=(tuple(shapes),),
+            opset_version=OPSET, external_data=False, verbose=False)
     written = onnx_lib.load(file)
-    _check_free_dimensions(written, names)
+    _check_free_dimensions(written, dict(zip(names, axes)))
     onnx_graph.simplify(written)
     metadata = {"producer": "kzoo", "input_names": json.dumps(names)}
     label_names = getattr(model, "label_names", None)
@@ -224,6 +257,67 @@ def write_graph(model, file):
         metadata["label_names"] = json.dumps(list(label_names))
     onnx_lib.helper.set_model_props(written, metadata)
     onnx_lib.save(written, file)
+
+
+@contextlib.contextmanager
+def _traceable_ops(torch):
+    """While torch's exporter traces: three ``keras.ops`` functions replaced
+    by equal ones it can trace with a free batch and length.
+
+    * ``scan``: Keras' torch ``scan`` is a Python loop, which the trace
+      unrolls for the example's length; ``torch``'s ``scan`` operator
+      becomes one ONNX ``Scan`` (its step may not return its carry, nor
+      create constants: hence the copies and ``clip`` below).
+    * ``take_along_axis`` with nothing to broadcast (the indices' other
+      axes as the input's): ``torch.gather`` (torch's ``take_along_dim``
+      fixes the batch size in the trace).
+    * ``clip`` between two Python numbers: ``torch.clamp`` with those numbers.
+
+    Any other call goes to Keras' own function.
+    """
+    from torch._higher_order_ops.scan import scan as torch_scan
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    ops = keras.ops
+    originals = {name: getattr(ops, name) for name in ("scan", "take_along_axis", "clip")}
+
+    def contiguous(tree):
+        return keras.tree.map_structure(lambda t: torch.as_tensor(t).contiguous(), tree)
+
+    def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+        if xs is None:
+            return originals["scan"](f, init, xs, length, reverse, unroll)
+
+        def step(carry, x):
+            carry, y = f(carry, x)
+            return contiguous(carry), keras.tree.map_structure(
+                lambda t: torch.as_tensor(t).clone(), y)
+
+        return torch_scan(step, contiguous(init), xs, reverse=reverse)
+
+    def take_along_axis(x, indices, axis=None):
+        if (axis is not None and isinstance(x, torch.Tensor)
+                and isinstance(indices, torch.Tensor) and x.ndim == indices.ndim):
+            axis %= x.ndim
+            # Nothing to broadcast (known without adding a guard to the trace).
+            if all(statically_known_true(a == b) for d, (a, b)
+                   in enumerate(zip(x.shape, indices.shape)) if d != axis):
+                return torch.gather(x, axis, indices.long())
+        return originals["take_along_axis"](x, indices, axis=axis)
+
+    def clip(x, x_min, x_max):
+        if isinstance(x_min, (int, float)) and isinstance(x_max, (int, float)):
+            return torch.clamp(torch.as_tensor(x), x_min, x_max)
+        return originals["clip"](x, x_min, x_max)
+
+    replacements = {"scan": scan, "take_along_axis": take_along_axis, "clip": clip}
+    try:
+        for name, function in replacements.items():
+            setattr(ops, name, function)
+        yield
+    finally:
+        for name, function in originals.items():
+            setattr(ops, name, function)
 
 
 def calibration_inputs(model, batch=8, length=64, seed=0):
@@ -253,13 +347,15 @@ def calibration_inputs(model, batch=8, length=64, seed=0):
     return feeds
 
 
-def _check_free_dimensions(written, names):
+def _check_free_dimensions(written, axes):
     """torch's exporter falls back to fixed shapes when the trace fixes
     one: refuse such a graph rather than write one that takes only the
-    example's batch and length."""
+    example's batch and length. ``axes``: ``{input name: its sequence
+    axis}``."""
     for graph_input in written.graph.input:
         dims = graph_input.type.tensor_type.shape.dim
-        if graph_input.name in names and not (dims[0].dim_param and dims[-1].dim_param):
+        axis = axes.get(graph_input.name)
+        if axis is not None and not (dims[0].dim_param and dims[axis].dim_param):
             raise RuntimeError(
                 f"The traced ONNX graph fixed the batch or sequence length of "
                 f"`{graph_input.name}` ({[d.dim_value or d.dim_param for d in dims]}): "

@@ -448,9 +448,16 @@ def sum_before_layer_norm(model):
 def simplify(model):
     """Applies the rewrites to ``model`` (an ``onnx.ModelProto``) in place
     and declares the ``com.microsoft`` operator set where they used it.
-    Returns ``{rewrite: count}``."""
-    from onnx import helper
+    Returns ``{rewrite: count}``.
 
+    A graph with subgraphs (a recurrent layer's ONNX ``Scan``) is left as
+    traced, ``{}``: the rewrites see the users of a value in the main graph
+    only, not in the subgraphs that read it."""
+    from onnx import AttributeProto, helper
+
+    if any(attribute.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+           for node in model.graph.node for attribute in node.attribute):
+        return {}
     graph = Graph(model.graph)
     for node in model.graph.node:  # quantization picks nodes by name
         if not node.name:

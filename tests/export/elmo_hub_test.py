@@ -92,7 +92,9 @@ def _cached_two_mix_embedding():
 def exported(tmp_path_factory):
     """``{name: (embedding, SavedModel path)}``: both embeddings exported in
     one ``saved_models`` call (one TensorFlow subprocess on JAX and torch)."""
-    embeddings = {"mixed": _mixed_embedding(), "cached": _cached_two_mix_embedding()}
+    embeddings = {"mixed": _mixed_embedding(), "cached": _cached_two_mix_embedding(),
+                  "embedder": ElmoEmbedder(ElmoBackbone(**TINY),
+                                           mix_weights=[0.3, -0.2, 0.5], mix_gamma=1.5)}
     folder = tmp_path_factory.mktemp("elmo_hub")
     paths = saved_models({str(folder / name): e for name, e in embeddings.items()})
     return {name: (e, path) for (name, e), path in zip(embeddings.items(), paths)}
@@ -145,6 +147,20 @@ def test_a_backbone_serves_as_an_embedding_with_an_equal_mix():
     assert embedding.scalar_mix.initial_weights == [0.0, 0.0, 0.0]  # an equal mix
     assert embedding.scalar_mix.initial_gamma == 1.0
     assert backbone.trainable  # exporting it does not freeze it
+
+
+def test_an_embedder_serves_its_mixed_vectors(exported):
+    """``saved_model(ElmoEmbedder)`` writes its ``ElmoEmbedding``: ``elmo``
+    is ``embed_sentence(mixed=True)``."""
+    embedder, path = exported["embedder"]
+    assert embedder.serving_model() is embedder.embedding
+    served = serve(path, in_process=keras.config.backend() != "tensorflow")
+    assert served["signatures"] == ["default", "tokens"]
+    elmo = np.array(served["default"]["elmo"])
+    for b, sentence in enumerate(SENTENCES):
+        words = sentence.split()
+        np.testing.assert_allclose(elmo[b, :len(words)],
+                                   embedder.embed_sentence(words, mixed=True), atol=1e-5)
 
 
 def test_bad_models_are_refused(tmp_path):

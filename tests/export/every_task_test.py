@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import kzoo
+from kzoo.export.saved_model import _serving_object
 from kzoo.models.bert.bert_masked_lm import BertMaskedLM
 from kzoo.models.word2vec.word2vec_skip_gram import Word2VecSkipGram
 from kzoo.testing import to_numpy
@@ -131,6 +132,42 @@ def gpt_classifier_case():
         "logits": logits}}
 
 
+def gpt_similarity_case():
+    """GPT-1's similarity: each pair read in both orders inside the graph."""
+    backbone, tokenizer = gpt_classifier._parts()
+    model = kzoo.models.GPTClassifier(
+        backbone, num_classes=2, symmetric=True, label_names=["different", "same"],
+        preprocessor=kzoo.models.GPTClassifierPreprocessor(
+            tokenizer, sequence_length=17, num_segments=2, symmetric=True))
+    first = ["the cat sat on the mat", "a dog", ""]
+    second = ["a cat and a dog sat on the log, the end", "the cat is not", "a"]
+    logits = to_numpy(model.predict((first, second), verbose=0))
+    return model, {"serving_default": {"text": first, "text_pair": second}}, {
+        "serving_default": {"logits": logits, "probabilities": _softmax(logits),
+                            "labels": [model.label_names[i] for i in logits.argmax(-1)]}}
+
+
+def gpt_multiple_choice_case():
+    backbone, tokenizer = gpt_classifier._parts()
+    model = kzoo.models.GPTMultipleChoice(
+        backbone, preprocessor=kzoo.models.GPTMultipleChoicePreprocessor(
+            tokenizer, sequence_length=16, num_choices=3))
+    contexts = ["the cat", "a dog sat", ""]
+    endings = [["sat on the mat", "is not a dog", "ran"],
+               ["on a log", "", "the cat is not"],
+               ["a cat", "the dog", "sat"]]
+    logits = to_numpy(model.predict((contexts, endings), verbose=0))
+    inputs = {"context": contexts}
+    inputs.update({f"ending_{i}": [e[i] for e in endings] for i in range(3)})
+    return model, {"serving_default": inputs}, {"serving_default": {
+        "logits": logits, "probabilities": _softmax(logits)}}
+
+
+def _softmax(logits):
+    exp = np.exp(logits - logits.max(-1, keepdims=True))
+    return exp / exp.sum(-1, keepdims=True)
+
+
 def question_answerer_case():
     model = question_answerer.tiny_model()
     questions, contexts = question_answerer.inputs()
@@ -157,12 +194,14 @@ def word_vectors_case():
 
 CASES = {f.__name__[:-len("_case")]: f for f in (
     token_classifier_case, multiple_choice_case, masked_lm_case,
-    gpt_classifier_case, question_answerer_case, word_vectors_case)}
+    gpt_classifier_case, gpt_similarity_case, gpt_multiple_choice_case,
+    question_answerer_case, word_vectors_case)}
 
 
-# Two groups (one per test worker), each served from one fresh process.
+# Three groups (one per test worker), each served from one fresh process.
 GROUPS = [["token_classifier", "multiple_choice", "masked_lm"],
-          ["gpt_classifier", "question_answerer", "word_vectors"]]
+          ["gpt_classifier", "question_answerer", "word_vectors"],
+          ["gpt_similarity", "gpt_multiple_choice"]]
 
 
 def test_the_groups_hold_every_case():
@@ -186,6 +225,24 @@ def test_tasks_serve_from_strings_in_tf_serving_layout(names, tmp_path):
     for name in names:
         assert served[name]["version"] == 1
         _check(served[name], expectations[name], name)
+    # Every signature has its warmup requests, as the model server replays them.
+    for base, model in tasks.items():
+        warmed = _warmup_signatures(base / "1")
+        assert warmed == sorted(_serving_object(model).serving_endpoints()), base.name
+
+
+def _warmup_signatures(path):
+    import tensorflow as tf
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    from kzoo.export.serving_warmup import WARMUP_FILE
+
+    signatures = set()
+    for record in tf.data.TFRecordDataset(str(path / WARMUP_FILE)):
+        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        kind = log.WhichOneof("log_type")
+        signatures.add(getattr(log, kind).request.model_spec.signature_name)
+    return sorted(signatures)
 
 
 def _check(served, expected, name):

@@ -197,6 +197,50 @@ def test_bert_masked_lm(tmp_path):
     close(np.take_along_axis(logits, positions[..., None], axis=1), ours)
 
 
+def _pool(hidden, mask, pooling, normalize):
+    """sentence-transformers' pooling, in numpy, of transformers' states."""
+    mask = mask[..., None].astype(hidden.dtype)
+    if pooling == "mean":
+        pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+    elif pooling == "max":
+        pooled = np.where(mask > 0, hidden, -1e9).max(1)
+    else:
+        pooled = hidden[:, 0]
+    if normalize:
+        pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=-1, keepdims=True), 1e-12)
+    return pooled
+
+
+@pytest.mark.parametrize("pooling,normalize", [("mean", True), ("first", False),
+                                                ("max", True)])
+def test_bert_text_embedder_is_a_bert_model_and_a_sentence_transformer(
+        tmp_path, pooling, normalize):
+    preprocessor = kzoo.models.BertClassifierPreprocessor(
+        BertTokenizer(vocabulary=VOCABULARY), sequence_length=LENGTH)
+    model = kzoo.models.BertTextEmbedder(bert_backbone(), preprocessor=preprocessor,
+                                         pooling=pooling, normalize=normalize)
+    ours = to_numpy(model.predict(TEXTS, verbose=0))
+    path = kzoo.export.hugging_face(model, tmp_path / "embedder")
+    # transformers' BertModel, pooled as the embedder pools.
+    hf_tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+    batch = hf_tokenizer(TEXTS, padding="max_length", max_length=LENGTH,
+                         truncation=True, return_tensors="pt")
+    hidden = run_hf(hf_load("AutoModel", path), **batch).last_hidden_state.numpy()
+    np.testing.assert_allclose(
+        _pool(hidden, batch["attention_mask"].numpy(), pooling, normalize), ours,
+        atol=1e-4, rtol=0)
+    # sentence-transformers reads the same folder, pooling included.
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    theirs = sentence_transformers.SentenceTransformer(path, device="cpu").encode(
+        TEXTS, convert_to_numpy=True)
+    np.testing.assert_allclose(theirs, ours, atol=1e-4, rtol=0)
+    # and kzoo reads the pooling back.
+    again = kzoo.models.BertTextEmbedder.from_preset(path, sequence_length=LENGTH)
+    assert (again.pooling, again.normalize) == (pooling, normalize)
+    np.testing.assert_allclose(to_numpy(again.predict(TEXTS, verbose=0)), ours,
+                               atol=1e-5, rtol=0)
+
+
 def test_heads_without_an_equivalent_are_refused(tmp_path):
     model = kzoo.models.BertClassifier(bert_backbone(), 2, activation="softmax")
     with pytest.raises(ValueError, match="activation=None"):

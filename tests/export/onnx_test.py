@@ -104,20 +104,31 @@ def gpt_classifier(symmetric=False):
                                      symmetric=symmetric)
 
 
+def gpt_multiple_choice():
+    backbone, tokenizer = gpt_classifier_test._parts()
+    pre = kzoo.models.GPTMultipleChoicePreprocessor(tokenizer, sequence_length=LENGTH,
+                                                    num_choices=3)
+    return kzoo.models.GPTMultipleChoice(backbone, preprocessor=pre)
+
+
 CASES = {"classifier": classifier, "pair_classifier": lambda: classifier(2),
          "embedder": embedder, "token_classifier": token_classifier,
          "causal_lm": causal_lm,
          "question_answerer": question_answerer.tiny_model,
          "multiple_choice": lambda: multiple_choice.tiny_model(num_choices=3),
          "masked_lm": masked_lm, "gpt_classifier": gpt_classifier,
-         "gpt_similarity": lambda: gpt_classifier(symmetric=True)}
+         "gpt_similarity": lambda: gpt_classifier(symmetric=True),
+         "gpt_multiple_choice": gpt_multiple_choice}
 # Their raw inputs (the others take TEXTS).
 GPT_PAIRS = (["the cat sat on the mat", "a dog", ""],
              ["a cat and a dog sat on the log, the end", "the cat is not", "a"])
 RAW = {"question_answerer": question_answerer.inputs,
        "multiple_choice": lambda: (multiple_choice.CONTEXTS, multiple_choice.ENDINGS),
        "gpt_classifier": lambda: CORPUS + GPT_PAIRS[1],
-       "gpt_similarity": lambda: GPT_PAIRS}
+       "gpt_similarity": lambda: GPT_PAIRS,
+       "gpt_multiple_choice": lambda: (GPT_PAIRS[0], [
+           ["sat on the mat", "is not a dog", "ran"], ["on a log", "", "a cat"],
+           ["a cat", "the dog", "sat"]])}
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +171,8 @@ def run_session(folder, inputs):
 
 @pytest.mark.parametrize("name", ["classifier", "embedder", "token_classifier",
                                   "question_answerer", "multiple_choice",
-                                  "gpt_classifier", "gpt_similarity"])
+                                  "gpt_classifier", "gpt_similarity",
+                                  "gpt_multiple_choice"])
 def test_onnxruntime_gives_the_keras_outputs(exported, name):
     task, folder = exported[name]
     x = task.preprocessor(RAW[name]() if name in RAW else TEXTS)
@@ -600,6 +612,41 @@ def test_outlier_channels_are_computed_apart(tmp_path):
     erf = np.vectorize(math.erf)
     expected = (0.5 * h * (1 + erf(h / math.sqrt(2)))) @ w2 + x
     np.testing.assert_allclose(runtime.run(None, {"x": x})[0], expected, atol=1e-4)
+
+
+ELMO = dict(num_layers=2, hidden_dim=8, projection_dim=4, filters=((1, 4), (2, 4)),
+            character_dim=3, max_word_length=12, dropout=0.0)
+
+
+def test_elmo_gives_tf_hubs_outputs_for_any_batch_and_length(tmp_path):
+    """An ELMo backbone (an equal mix) and an embedder (its own mix), both
+    through one export: ``character_ids`` in, TF-Hub ELMo's outputs out,
+    each within 1e-4 of Keras' on batches of other sizes and lengths."""
+    keras.utils.set_random_seed(0)
+    backbone = kzoo.models.ElmoBackbone(**ELMO)
+    embedder = kzoo.models.ElmoEmbedder(kzoo.models.ElmoBackbone(**ELMO),
+                                        mix_weights=[0.3, -0.2, 0.5], mix_gamma=1.5)
+    paths = kzoo.export.onnx_many([(backbone, tmp_path / "backbone"),
+                                   (embedder, tmp_path / "embedder")])
+    characters = kzoo.preprocessing.CharacterIds(max_word_length=12)
+    for model, path in zip((backbone, embedder), paths):
+        assert os.listdir(path) == ["model.onnx"]  # no tokenizer: characters in
+        embedding = model.serving_model()
+        for sentences in (["the river bank", "a bank loan was given", ""], ["bank"],
+                          ["a b", "c", "d e f g h i j k l", "", "river"]):
+            ids = to_numpy(characters(sentences)["character_ids"]).astype("int64")
+            found, session = run_session(path, {"character_ids": ids})
+            assert [i.name for i in session.get_inputs()] == ["character_ids"]
+            expected = {name: to_numpy(value) for name, value in
+                        embedding.onnx_call({"character_ids": ids}).items()}
+            assert sorted(found) == sorted(expected) == [
+                "default", "elmo", "lstm_outputs1", "lstm_outputs2", "word_emb"]
+            check_close(found, expected)
+    # The embedder's mix: its elmo output is embed_sentence(mixed=True).
+    ids = to_numpy(characters(["the river bank"])["character_ids"]).astype("int64")
+    found, _ = run_session(paths[1], {"character_ids": ids})
+    np.testing.assert_allclose(found["elmo"][0], embedder.embed_sentence(
+        ["the", "river", "bank"], mixed=True), atol=1e-4, rtol=0)
 
 
 def test_a_task_without_preprocessor_is_refused(tmp_path):

@@ -10,7 +10,8 @@ The inverse of ``bert_converter``: the same weight map, read backwards.
 kzoo                     transformers
 =======================  ===================================
 ``BertBackbone``         ``BertModel``
-``BertTextEmbedder``     ``BertModel`` (its backbone)
+``BertTextEmbedder``     ``BertModel`` (its backbone), with
+                         sentence-transformers' pooling files
 ``BertClassifier``       ``BertForSequenceClassification``
 ``BertTokenClassifier``  ``BertForTokenClassification``
 ``BertQuestionAnswerer`` ``BertForQuestionAnswering``
@@ -24,13 +25,24 @@ dropout → ``classifier`` (``num_classes=1``: its regression), and so on.
 kzoo's question answerer also sets the span logits of positions that cannot
 hold an answer (padding, the question) to a large negative number, which
 transformers leaves to its post-processing; elsewhere they are equal.
+
+A ``BertTextEmbedder``'s folder is also a sentence-transformers folder
+(``sentence_modules``): ``modules.json`` (``Transformer`` → ``Pooling`` →
+``Normalize`` when the embedder normalizes), ``1_Pooling/config.json`` (its
+mean, max or ``[CLS]`` pooling) and ``sentence_bert_config.json`` (the
+preprocessor's sequence length), so ``SentenceTransformer(path)`` gives the
+embedder's embeddings and kzoo's ``from_preset`` reads the pooling back.
 """
+
+import os
 
 import keras
 import numpy as np
 
 from kzoo.models.bert.bert_converter import (
     _MLM_PREFIX,
+    _POOLINGS,
+    MODULES_FILE,
     TOKENIZER_CONFIG_FILE,
     VOCABULARY_FILE,
     _hf_shape,
@@ -190,6 +202,48 @@ def write_tokenizer(tokenizer, folder, max_length=None):
                {k: v for k, v in SPECIAL_TOKENS.items() if v in vocabulary})
 
 
+def sentence_modules(embedder, max_length=None):
+    """sentence-transformers' files for a text embedder: ``{relative path:
+    JSON value}`` (``modules.json``, ``sentence_bert_config.json``,
+    ``1_Pooling/config.json``; ``2_Normalize`` is a folder without files).
+
+    Example:
+    >>> from types import SimpleNamespace
+    >>> files = sentence_modules(SimpleNamespace(
+    ...     pooling="first", normalize=False, backbone=SimpleNamespace(hidden_dim=4)))
+    >>> [m["type"] for m in files["modules.json"]]
+    ['sentence_transformers.models.Transformer', 'sentence_transformers.models.Pooling']
+    >>> files["1_Pooling/config.json"]["pooling_mode_cls_token"]
+    True
+    """
+    modules = [("0", "", "Transformer"), ("1", "1_Pooling", "Pooling")]
+    if embedder.normalize:
+        modules.append(("2", "2_Normalize", "Normalize"))
+    pooling = {key: embedder.pooling == mode for key, mode in _POOLINGS.items()}
+    return {
+        MODULES_FILE: [{"idx": int(idx), "name": idx, "path": path,
+                        "type": f"sentence_transformers.models.{kind}"}
+                       for idx, path, kind in modules],
+        "sentence_bert_config.json": {
+            "max_seq_length": int(max_length) if max_length else None,
+            "do_lower_case": False},
+        "1_Pooling/config.json": {
+            "word_embedding_dimension": int(embedder.backbone.hidden_dim),
+            **pooling, "pooling_mode_mean_sqrt_len_tokens": False,
+            "pooling_mode_weightedmean_tokens": False,
+            "pooling_mode_lasttoken": False, "include_prompt": True},
+    }
+
+
+def _write_sentence_modules(embedder, folder, max_length):
+    files = sentence_modules(embedder, max_length)
+    for name, value in files.items():
+        os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+        write_json(os.path.join(folder, name), value)
+    if embedder.normalize:
+        os.makedirs(os.path.join(folder, "2_Normalize"), exist_ok=True)
+
+
 def save_hugging_face(model, path, tokenizer=None):
     """Writes a kzoo BERT model as a transformers folder at ``path``.
 
@@ -208,7 +262,8 @@ def save_hugging_face(model, path, tokenizer=None):
     preprocessor = getattr(model, "preprocessor", None)
     if tokenizer is None and preprocessor is not None:
         tokenizer = preprocessor.tokenizer
-    if isinstance(model, BertTextEmbedder):
+    embedder = model if isinstance(model, BertTextEmbedder) else None
+    if embedder is not None:
         model = model.backbone
     if isinstance(model, BertBackbone):
         backbone, architecture, tensors, extra, pooler, prefix = (
@@ -227,5 +282,7 @@ def save_hugging_face(model, path, tokenizer=None):
     def tokenizer_files(folder):
         if tokenizer is not None:
             write_tokenizer(tokenizer, folder, max_length)
+        if embedder is not None:
+            _write_sentence_modules(embedder, folder, max_length)
 
     return write_hf_folder(path, config, tensors, tokenizer_files)

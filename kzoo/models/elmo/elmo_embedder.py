@@ -65,6 +65,12 @@ class ElmoEmbedder:
         name, a kzoo preset folder or an AllenNLP ELMo folder)."""
         return cls(ElmoBackbone.from_preset(preset), **kwargs)
 
+    def serving_model(self):
+        """What ``kzoo.export.saved_model`` writes for this embedder: its
+        ``ElmoEmbedding`` (the mix of ``mixed=True``), which serves TF-Hub
+        ELMo's signatures."""
+        return self.embedding
+
     def embed_batch(self, batch, mixed=False):
         """ELMo vectors of a list of tokenized sentences.
 

@@ -247,7 +247,8 @@ class ElmoEmbedding(keras.layers.Layer):
     def build(self, inputs_shape):
         dim = 2 * self.backbone.projection_dim
         for mix in self.scalar_mixes:
-            mix.build([(None, None, dim)] * mix.num_layers)
+            if not mix.built:  # ElmoEmbedder's model calls its mix alone
+                mix.build([(None, None, dim)] * mix.num_layers)
         if self.vocab_to_cache is not None:
             table = self._token_table()
             self.cached_embeddings = self.add_weight(
@@ -405,6 +406,25 @@ class ElmoEmbedding(keras.layers.Layer):
                 keras.InputSpec(shape=(None, None), dtype="string", name="tokens"),
                 keras.InputSpec(shape=(None,), dtype="int32", name="sequence_len")]),
         }
+
+    #: the free axis of ``onnx_inputs()`` besides the batch: the tokens
+    onnx_sequence_axis = 1
+
+    def onnx_inputs(self):
+        """The ONNX graph's input (``kzoo.export.onnx``): ``character_ids``,
+        ``[batch, tokens, max_word_length]`` as ``CharacterIds()`` gives them
+        (no sentence boundaries; all-zero rows are padding)."""
+        width = self.backbone.max_word_length
+        if not self.built:  # the variables must exist before tracing
+            self.build((None, None, width))
+        return {"character_ids": keras.Input((None, width), dtype="int32",
+                                             name="character_ids")}
+
+    def onnx_call(self, inputs):
+        """The ONNX graph: ``character_ids`` → the outputs of TF-Hub ELMo's
+        signatures (``word_emb``, ``lstm_outputs1`` ..., ``elmo``,
+        ``default``; see ``serving_endpoints``) for at least one token."""
+        return self._hub_layers(inputs["character_ids"])
 
     def _hub_outputs(self, character_ids):
         """TF-Hub ELMo's outputs for character ids (see ``serving_endpoints``)."""
