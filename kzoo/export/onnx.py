@@ -302,7 +302,10 @@ def _traceable_ops(torch):
             # Nothing to broadcast (known without adding a guard to the trace).
             if all(statically_known_true(a == b) for d, (a, b)
                    in enumerate(zip(x.shape, indices.shape)) if d != axis):
-                return torch.gather(x, axis, indices.long())
+                indices = indices.long()
+                # Keras' take_along_axis counts a negative index from the end.
+                indices = torch.where(indices < 0, indices + x.shape[axis], indices)
+                return torch.gather(x, axis, indices)
         return originals["take_along_axis"](x, indices, axis=axis)
 
     def clip(x, x_min, x_max):
