@@ -13,6 +13,7 @@ EXAMPLES = """
   kzoo export --model runs/sentiment --output onnx/sentiment --format onnx
   kzoo export --model runs/sentiment --output onnx/sentiment-int8 --format onnx --int8
   kzoo export --model runs/elmo --output exported/elmo     # TF-Hub ELMo signatures
+  kzoo export --model runs/elmo --output onnx/elmo --format onnx   # character ids in
 
 Serve it: `import tensorflow_text` (registers the tokenizer's ops), then
 tf.saved_model.load(DIR).signatures["serving_default"](text=tf.constant([...])).
@@ -132,18 +133,22 @@ def _run_onnx(args):
 
     import kzoo
     from kzoo.cli.environment import CommandError
-    from kzoo.cli.loading import load_task
+    from kzoo.cli.loading import family, load_task
 
     if args.version is not None:
         raise CommandError("--version is a SavedModel option; --format onnx takes none.")
     if not os.path.exists(args.model) and os.sep in args.model:
         raise FileNotFoundError(f"the model folder {args.model} does not exist")
-    model = load_task(args.model, what="kzoo export --format onnx")
+    record = family(args.model)
+    if record.export is not None:  # what the family serves (ELMo: TF-Hub's outputs)
+        model = record.export(args.model)
+    else:
+        model = load_task(args.model, what="kzoo export --format onnx")
     try:
         where = kzoo.export.onnx(model, args.output, sequence_length=args.sequence_length,
                                  quantize="int8" if args.int8 else None)
     except (ValueError, TypeError) as error:
         raise CommandError(str(error)) from None
-    print(f"exported the {type(model).__name__} as ONNX (model.onnx, tokenizer.json) "
-          f"to {where}")
+    files = ", ".join(sorted(os.listdir(where)))
+    print(f"exported the {type(model).__name__} as ONNX ({files}) to {where}")
     return 0

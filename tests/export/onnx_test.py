@@ -649,6 +649,25 @@ def test_elmo_gives_tf_hubs_outputs_for_any_batch_and_length(tmp_path):
         ["the", "river", "bank"], mixed=True), atol=1e-4, rtol=0)
 
 
+def test_kzoo_export_onnx_writes_what_the_elmo_family_serves(tmp_path, capsys):
+    """``kzoo export --format onnx`` on an ELMo folder writes the family's
+    served model (an ``ElmoEmbedding``: TF-Hub ELMo's outputs), as the
+    SavedModel export does: onnxruntime equals that embedding in Keras."""
+    keras.utils.set_random_seed(0)
+    kzoo.models.ElmoBackbone(**ELMO).save_to_preset(str(tmp_path / "elmo"))
+    assert cli_main(["export", "--model", str(tmp_path / "elmo"), "--output",
+                     str(tmp_path / "onnx"), "--format", "onnx"]) == 0
+    assert "ElmoEmbedding as ONNX (model.onnx)" in capsys.readouterr().out
+    embedding = kzoo.models.ElmoEmbedding.from_preset(str(tmp_path / "elmo"))
+    characters = kzoo.preprocessing.CharacterIds(max_word_length=12)
+    ids = to_numpy(characters(["the river bank", "a loan"])["character_ids"]).astype("int64")
+    found, _ = run_session(tmp_path / "onnx", {"character_ids": ids})
+    expected = {name: to_numpy(value) for name, value in
+                embedding.onnx_call({"character_ids": ids}).items()}
+    assert sorted(found) == sorted(expected)
+    check_close(found, expected)
+
+
 def test_a_task_without_preprocessor_is_refused(tmp_path):
     task = BertClassifier(backbone(), 2, preprocessor=None)
     with pytest.raises(ValueError, match="needs the task's preprocessor"):
