@@ -5,7 +5,7 @@ The convention for README.md and every page under docs/: a block fenced
 (mkdocs highlights both alike). Each page's runnable blocks run in order in
 one fresh namespace, in a temporary working folder, on the backend the suite
 runs (KERAS_BACKEND), also where TensorFlow is not installed; a page whose
-blocks need TensorFlow skips there.
+blocks need TensorFlow (or keras-hub, installed beside it) skips there.
 """
 
 import importlib.util
@@ -71,8 +71,10 @@ def test_code_blocks_reads_fences():
 def test_page_runs(page, tmp_path, monkeypatch):
     blocks = _runnable(page)
     source = "\n".join(code for _, code in blocks)
-    if "tensorflow" in source and importlib.util.find_spec("tensorflow") is None:
-        pytest.skip(f"{_page_id(page)}'s blocks need TensorFlow, not installed")
+    # keras-hub is installed beside TensorFlow only (the test extra).
+    for library in ("tensorflow", "keras_hub"):
+        if library in source and importlib.util.find_spec(library) is None:
+            pytest.skip(f"{_page_id(page)}'s blocks need {library}, not installed")
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__docs__"}
     for line, code in blocks:
