@@ -5,7 +5,7 @@ HELP = ("a fine-tuned task's scores, a language model's perplexity, or word-vect
 EXAMPLES = """
   kzoo evaluate --model runs/sentiment --data test.csv       # accuracy, macro F1
   kzoo evaluate --model runs/sts --data dev.tsv               # Pearson, Spearman
-  kzoo evaluate --model runs/ner --data test.conll            # entity P / R / F1
+  kzoo evaluate --model runs/ner --data test.conll            # entity P / R / F1 (conlleval)
   kzoo evaluate --model runs/squad --data dev.json            # exact match, F1
   kzoo evaluate --model runs/gpt --corpus held_out.txt         # perplexity
   kzoo evaluate --model runs/w2v                                # WordSim, SimLex, analogies
@@ -106,11 +106,13 @@ def _scores(model, args):
         gold = [[names[t] for t in row] for row in tags]
         guess = [[names[t] if t >= 0 else "O" for t in row] for row in predicted]
         bioes = any(t[:2] in ("S-", "E-") for t in names)
-        scores = metrics.entity_scores(gold, guess, scheme="BIOES" if bioes else "IOB2")
+        scores = metrics.entity_scores(gold, guess, scheme="BIOES" if bioes else "IOB2",
+                                       mode="conlleval")
         correct = sum(g == p for a, b in zip(gold, guess) for g, p in zip(a, b))
         total = sum(len(row) for row in gold)
         print(f"entity precision {scores['precision']:.4f}, recall "
-              f"{scores['recall']:.4f}, F1 {scores['f1']:.4f}; word accuracy "
+              f"{scores['recall']:.4f}, F1 {scores['f1']:.4f} (conlleval's counting); "
+              f"word accuracy "
               f"{correct / total:.4f} ({len(words)} sentences)")
         return 0
     if isinstance(model, kzoo.models.QuestionAnswerer):
