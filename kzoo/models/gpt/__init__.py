@@ -41,6 +41,7 @@ register_family(Family(
         from_shards=gpt_shards.from_shards,
         task=GPTCausalLM,
         example="kzoo pretrain gpt --corpus books.txt --output runs/gpt --epochs 3"),
+    word_in_context=lazy("kzoo.models.gpt.gpt_word_in_context:word_in_context"),
     hugging_face=lazy("kzoo.models.gpt.gpt_hf_writer:save_hugging_face"),
     keras_hub=lazy("kzoo.models.gpt.gpt_keras_hub:save_keras_hub"),
 ))
