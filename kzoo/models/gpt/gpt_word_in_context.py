@@ -28,8 +28,8 @@ class GPTWordInContext(WordInContext):
     target's last one (the sentence's own tokenization, as
     ``tokenizer(sentence)`` gives it, with no start token prepended, as
     transformers' ``GPT2Tokenizer``), and its vector is read at the last
-    position. A word at the start of a sentence therefore has no context
-    and gets the same vector in every sentence at every layer.
+    position. A word at the start of a sentence therefore has no context:
+    at each layer, it gets the same vector in every sentence.
 
     The last piece is found by tokenizing the sentence up to the target's
     end: for a whole word (what ``find_word`` gives) those pieces begin the

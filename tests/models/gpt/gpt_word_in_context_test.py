@@ -163,6 +163,8 @@ def test_from_a_task_and_errors(gpt2_folder):
         wic.word_vectors("of the river " * 20 + "bank", "bank")
     with pytest.raises(ValueError, match="'bank' is not in the sentence 'the river'"):
         wic.similarity("bank", "the river", "a bank")
+    with pytest.raises(ValueError, match="not valid Unicode text"):
+        wic.word_vectors("the bank \ud800", "bank")
 
 
 GPT1_CORPUS = ["the bank of the river .", "she borrowed money from the bank",
