@@ -2,8 +2,9 @@
 
 ``word_in_context(model)`` gives a word's vector inside a sentence at every
 layer of a model: one layer for static word vectors
-(``StaticWordInContext``), every layer of an ELMo or BERT model (each
+(``StaticWordInContext``), every layer of an ELMo, GPT or BERT model (each
 family's adapter, from its record: ``kzoo.models.elmo.elmo_word_in_context``,
+``kzoo.models.gpt.gpt_word_in_context``,
 ``kzoo.models.bert.bert_word_in_context``);
 ``read_wordnet_examples`` and ``build_word_in_context_pairs`` make a
 same-sense / different-sense set from WordNet 3.0's usage examples;

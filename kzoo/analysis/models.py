@@ -24,10 +24,12 @@ def word_in_context(model, tokenizer=None, batch_size=32):
 
     Args:
         model: a ``WordVectors`` or a word2vec task; an ``ElmoEmbedder``,
-            ``ElmoBackbone`` or a task on one; a ``BertBackbone`` (with
-            ``tokenizer``) or a task on one (its preprocessor's tokenizer
-            is used); any model of a family whose record has an adapter.
-        tokenizer: the tokenizer, for a bare backbone that needs one (BERT).
+            ``ElmoBackbone`` or a task on one; a ``GPTBackbone`` or a
+            ``BertBackbone`` (with ``tokenizer``) or a task on one (its
+            preprocessor's tokenizer is used); any model of a family whose
+            record has an adapter.
+        tokenizer: the tokenizer, for a bare backbone that needs one (GPT,
+            BERT).
 
     Example:
     >>> wv = kzoo.models.WordVectors(np.eye(2), ["bank", "river"])
@@ -66,8 +68,9 @@ def load_word_in_context(name, batch_size=32):
     Args:
         name: ``"glove_6b_50d"`` or ``"glove_6b_50d_en"``; a word-vector file (word2vec C text or
             binary, or GloVe text: ``.txt .vec .bin .w2v``); or a preset
-            (registered name, kzoo preset folder, Hugging Face BERT folder,
-            AllenNLP ELMo folder) of a family with a word-in-context adapter.
+            (registered name, kzoo preset folder, Hugging Face GPT-2, GPT-1
+            or BERT folder, AllenNLP ELMo folder) of a family with a
+            word-in-context adapter.
     """
     if name == GLOVE:  # the older name of the preset
         name = GLOVE_PRESET

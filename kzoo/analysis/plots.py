@@ -36,7 +36,8 @@ def plot_auc_per_layer(rows, path, title=None):
         else:
             ax.plot(range(len(mine)), [r.auc for r in mine], marker="o", lw=2, label=label)
     ax.set_xticks(range(width))
-    ax.set_xlabel("layer (0 = context-free embeddings / token layer)")
+    ax.set_xlabel("layer (0 = the context-free layer: GPT's and BERT's embeddings, "
+                  "ELMo's token layer)")
     ax.set_ylabel("ROC AUC, same vs different sense")
     ax.set_title(title or "Word in context: is the cosine higher for the same sense?")
     return _save(plt, fig, ax, path, "model (test pairs scored)")

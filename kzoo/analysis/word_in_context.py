@@ -26,7 +26,8 @@ class WordInContext:
     """Base class: a word's vectors in context, one per layer of a model.
 
     Subclasses (``StaticWordInContext``, ``ElmoWordInContext``,
-    ``BertWordInContext``; ``word_in_context(model)`` picks one) set
+    ``GPTWordInContext``, ``BertWordInContext``; ``word_in_context(model)``
+    picks one) set
     ``layer_names`` and implement ``_embed(sentences, spans)``, which gives
     ``[len(sentences), num_layers, dim]`` for target character spans.
     A target given as a word is found by ``find_word`` (whole words, case

@@ -3,7 +3,7 @@
 import sys
 
 EVALUATION_MODELS = ("glove_6b_50d", "minilm_l6_en_uncased")
-HELP = "a word's vectors in context, per layer (word2vec, ELMo, BERT)"
+HELP = "a word's vectors in context, per layer (word2vec, ELMo, GPT, BERT)"
 EXAMPLES = """
   kzoo polysemy --word bank "the bank of the river" "a loan from the bank"
   kzoo polysemy --evaluate --model glove_6b_50d --model minilm_l6_en_uncased
@@ -17,8 +17,8 @@ def add_arguments(parser):
                         help="which occurrence of the word (0 = first) if it occurs "
                              "more than once; one value, or one per sentence")
     parser.add_argument("--model", action="append", default=None,
-                        help="glove_6b_50d, a word-vector file, or a BERT / ELMo preset "
-                             "or folder; repeat for several (default: "
+                        help="glove_6b_50d, a word-vector file, or an ELMo / GPT / BERT "
+                             "preset or folder; repeat for several (default: "
                              "minilm_l6_en_uncased; with --evaluate "
                              f"{' and '.join(EVALUATION_MODELS)})")
     parser.add_argument("--evaluate", action="store_true",

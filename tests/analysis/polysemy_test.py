@@ -96,3 +96,26 @@ def test_cli_evaluate(wordnet, elmo, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.count("| LSTM ") == 2 and "| static vector |" in out
     assert _is_png(tmp_path / "plots" / "polysemy_senses_play.png")
+
+
+def test_cli_evaluate_with_gpt(wordnet, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    import kzoo
+
+    texts = [line.split("|")[1] for line in (DATA_NOUN + DATA_VERB).splitlines()]
+    vocabulary, merges = kzoo.tokenizers.compute_byte_pair_merges(
+        texts, vocabulary_size=300)
+    backbone = kzoo.models.GPTBackbone(
+        vocabulary_size=len(vocabulary), num_layers=2, num_heads=2, hidden_dim=8,
+        intermediate_dim=16, max_sequence_length=32)
+    preprocessor = kzoo.models.GPTCausalLMPreprocessor(
+        kzoo.models.GPTTokenizer(vocabulary, merges), sequence_length=16)
+    kzoo.models.GPTCausalLM(backbone, preprocessor).save_to_preset(str(tmp_path / "gpt"))
+    assert cli.main(["polysemy", "--evaluate", "--model", str(tmp_path / "gpt"),
+                     "--wordnet", wordnet, "--output", str(tmp_path / "plots")]) == 0
+    out = capsys.readouterr().out
+    assert "embedding the targets with gpt (3 layers)" in out
+    for layer in ("embeddings", "layer 1", "layer 2"):
+        assert f"| gpt | {layer} | " in out
+    assert _is_png(tmp_path / "plots" / "polysemy_auc_per_layer.png")
+    assert _is_png(tmp_path / "plots" / "polysemy_senses_play.png")
