@@ -7,7 +7,7 @@ import warnings
 import keras
 import numpy as np
 
-from kzoo import ops as kzoo_ops
+from kzoo.ops import memory as kzoo_memory
 from kzoo.preprocessing.engine import tf
 from kzoo.api_export import kzoo_export
 from kzoo.layers.vocabulary_mask import VocabularyMask
@@ -224,9 +224,10 @@ class Task(keras.Model):
             object.__setattr__(self, name, value)
 
     def make_train_function(self, force=False):
-        # On PyTorch, let malloc keep the step's freed CPU memory for the
-        # next step (`kzoo.ops.memory`; once per process, elsewhere nothing).
-        kzoo_ops.reuse_freed_memory()
+        # With KZOO_MALLOC_TUNING=1 on PyTorch, let malloc keep the step's
+        # freed CPU memory for the next step (`kzoo.ops.memory`; by default
+        # nothing).
+        kzoo_memory.tune_malloc_if_asked()
         return super().make_train_function(force=force)
 
     # --- config ---

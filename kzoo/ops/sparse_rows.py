@@ -13,8 +13,9 @@ add it back where it came from. Two pieces here make that a Keras
 - `stateful_train_step(model, step, *args)`: runs a step written with
   `variable.assign` (TensorFlow and PyTorch call it as it is) as JAX's
   stateless `train_step(state, data) -> (logs, state)`, by mapping the
-  state onto the model's variables in a `keras.StatelessScope`. On
-  PyTorch it first calls `kzoo.ops.memory.reuse_freed_memory`.
+  state onto the model's variables in a `keras.StatelessScope`. With
+  `KZOO_MALLOC_TUNING=1` on PyTorch it first makes
+  `kzoo.ops.memory.reuse_freed_memory`'s allocator setting.
 
 `default_update_size()` and `sparse_step_compile_defaults()` are the
 per-backend settings the sparse step trains fastest with.
@@ -25,7 +26,7 @@ import contextlib
 import keras
 from keras import ops
 
-from kzoo.ops.memory import reuse_freed_memory
+from kzoo.ops.memory import tune_malloc_if_asked
 
 def add_to_rows(table, indices, updates):
     """`table` with `updates[i]` added to row `indices[i]` (repeats add up).
@@ -123,8 +124,7 @@ def stateful_train_step(model, step, *args):
     those values onto the variables, and the values it assigns are read back.
     """
     if keras.backend.backend() != "jax":
-        if keras.backend.backend() == "torch":
-            reuse_freed_memory()
+        tune_malloc_if_asked()
         with no_grad():
             return step(*args)
     state, data = args

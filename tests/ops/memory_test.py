@@ -53,39 +53,75 @@ def test_freed_tensors_come_back_without_page_faults(monkeypatch):
     assert faults("tuned") < 100
 
 
-def test_opting_out_changes_nothing(monkeypatch):
-    calls = []
-    monkeypatch.setenv(memory.MALLOC_ENV, "0")
-    monkeypatch.setattr(memory, "_malloc_tuned", False)
-    monkeypatch.setattr(memory.ctypes, "CDLL",
-                        lambda *a: calls.append(a) or pytest.fail("CDLL called"))
-    memory.reuse_freed_memory()
-    memory.reuse_freed_memory()
-    assert calls == []
+_TRAIN = """
+import resource, statistics
+import numpy as np, keras, torch, kzoo
+from kzoo.ops import memory
+backbone = kzoo.BertBackbone(vocabulary_size=20, num_layers=1, num_heads=2,
+                             hidden_dim=8, intermediate_dim=16, max_sequence_length=8)
+task = kzoo.BertClassifier(backbone=backbone, num_classes=2, preprocessor=None)
+task.compile(optimizer="sgd",
+             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+x = {"token_ids": np.ones((2, 8), "int32"), "segment_ids": np.zeros((2, 8), "int32"),
+     "padding_mask": np.ones((2, 8), "int32")}
+task.train_on_batch(x, np.array([0, 1]))
+size = 48 * 2**20 // 4  # as in _FAULTS: over glibc's largest mmap threshold
+for _ in range(3):
+    torch.empty(size).fill_(1.0)
+counts = []
+for _ in range(9):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    torch.empty(size).fill_(1.0)
+    counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(memory.malloc_tuned(), statistics.median(counts))
+"""
 
 
-def test_other_backends_change_nothing(monkeypatch):
-    monkeypatch.delenv(memory.MALLOC_ENV, raising=False)
+def _train_in_fresh_process(monkeypatch, tuning):
+    """A fresh PyTorch process that trains a tiny kzoo task, then allocates
+    48 MiB blocks: whether kzoo tuned malloc, and a block's page faults."""
+    monkeypatch.setenv("KERAS_BACKEND", "torch")
+    if tuning is None:
+        monkeypatch.delenv(memory.MALLOC_ENV, raising=False)
+    else:
+        monkeypatch.setenv(memory.MALLOC_ENV, tuning)
+    out = subprocess.run([sys.executable, "-c", _TRAIN], check=True,
+                         capture_output=True, text=True).stdout.split()
+    return out[-2] == "True", float(out[-1])
+
+
+@TORCH
+@GLIBC
+def test_training_leaves_malloc_alone_by_default(monkeypatch):
+    tuned, faults = _train_in_fresh_process(monkeypatch, None)
+    assert not tuned
+    assert faults > 10_000  # glibc's default: the block is mmap'ed afresh
+
+
+@TORCH
+@GLIBC
+def test_training_tunes_malloc_when_asked(monkeypatch):
+    tuned, faults = _train_in_fresh_process(monkeypatch, "1")
+    assert tuned
+    assert faults < 100
+
+
+def test_not_asked_changes_nothing(monkeypatch):
+    for value in (None, "0", ""):
+        if value is None:
+            monkeypatch.delenv(memory.MALLOC_ENV, raising=False)
+        else:
+            monkeypatch.setenv(memory.MALLOC_ENV, value)
+        monkeypatch.setattr(memory, "_malloc_tuned", False)
+        monkeypatch.setattr(memory.ctypes, "CDLL", lambda *a: pytest.fail("CDLL called"))
+        memory.tune_malloc_if_asked()
+        assert not memory.malloc_tuned()
+
+
+def test_other_backends_change_nothing_when_asked(monkeypatch):
+    monkeypatch.setenv(memory.MALLOC_ENV, "1")
     monkeypatch.setattr(memory, "_malloc_tuned", False)
     monkeypatch.setattr(memory.keras.backend, "backend", lambda: "jax")
     monkeypatch.setattr(memory.ctypes, "CDLL", lambda *a: pytest.fail("CDLL called"))
-    memory.reuse_freed_memory()
-    assert not memory._malloc_tuned
-
-
-def test_a_task_sets_it_before_training(monkeypatch):
-    import kzoo
-
-    calls = []
-    monkeypatch.setattr(memory, "reuse_freed_memory", lambda: calls.append(1))
-    monkeypatch.setattr(kzoo.ops, "reuse_freed_memory", lambda: calls.append(1))
-    backbone = kzoo.BertBackbone(vocabulary_size=20, num_layers=1, num_heads=2,
-                                 hidden_dim=8, intermediate_dim=16,
-                                 max_sequence_length=8)
-    task = kzoo.BertClassifier(backbone=backbone, num_classes=2, preprocessor=None)
-    task.compile(optimizer="sgd",
-                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    x = {"token_ids": np.ones((2, 8), "int32"), "segment_ids": np.zeros((2, 8), "int32"),
-         "padding_mask": np.ones((2, 8), "int32")}
-    task.train_on_batch(x, np.array([0, 1]))
-    assert calls
+    memory.tune_malloc_if_asked()
+    assert not memory.malloc_tuned()
