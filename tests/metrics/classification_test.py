@@ -1,5 +1,6 @@
-"""`kzoo.metrics.classification_scores` against scikit-learn's
-`accuracy_score` and `f1_score(average="macro")` on seeded random labels."""
+"""`kzoo.metrics.classification_scores`, `matthews_correlation` and
+`binary_f1` against scikit-learn's `accuracy_score`, `f1_score` (macro and
+binary) and `matthews_corrcoef` on seeded random labels."""
 
 import warnings
 
@@ -7,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from kzoo.metrics import classification_scores
+from kzoo.metrics import binary_f1, classification_scores, matthews_correlation
 
 pytestmark = pytest.mark.without_tensorflow
 
@@ -81,3 +82,48 @@ def test_errors_name_the_problem():
         classification_scores([0, 1], [0.5, 1.0])
     with pytest.raises(ValueError, match=r"`y_true` has shape \(2, 3\)"):
         classification_scores(np.eye(2, 3), [0, 1])
+
+
+def test_matthews_correlation_matches_sklearn():
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        num_classes = int(rng.integers(2, 6))
+        n = int(rng.integers(1, 50))
+        y_true = rng.integers(0, num_classes, n)
+        agreement = rng.random()  # from chance to nearly perfect predictions
+        y_pred = np.where(rng.random(n) < agreement, y_true,
+                          rng.integers(0, num_classes, n))
+        if rng.random() < 0.1:
+            y_pred = np.full(n, y_pred[0])  # a constant prediction: 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a single class: sklearn warns, gives 0
+            expected = float(sklearn_metrics.matthews_corrcoef(y_true, y_pred))
+        assert matthews_correlation(y_true, y_pred) == pytest.approx(expected, abs=1e-12)
+        scores = rng.normal(size=(n, num_classes))
+        scores[np.arange(n), y_pred] = scores.max(-1) + 1.0
+        assert matthews_correlation(keras.ops.convert_to_tensor(y_true),
+                                    scores) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("positive_label", [0, 1])
+def test_binary_f1_matches_sklearn(positive_label):
+    rng = np.random.default_rng(positive_label)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        y_true = (rng.random(n) < rng.random()).astype(int)
+        y_pred = np.where(rng.random(n) < rng.random(), y_true, 1 - y_true)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = float(sklearn_metrics.f1_score(y_true, y_pred,
+                                                      pos_label=positive_label))
+        assert binary_f1(y_true, y_pred, positive_label=positive_label) == (
+            pytest.approx(expected, abs=1e-12)), (y_true, y_pred)
+
+
+def test_binary_f1_errors_name_the_problem():
+    with pytest.raises(ValueError, match=r"two classes.*\[0, 1, 2\].*classification_scores"):
+        binary_f1([0, 1, 2], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"positive_label=2 is not one of the classes \[0, 1\]"):
+        binary_f1([0, 1], [1, 1], positive_label=2)
+    with pytest.raises(ValueError, match="non-integer"):
+        matthews_correlation(["pos", "neg"], [0, 1])
