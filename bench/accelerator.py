@@ -53,6 +53,8 @@ Never imported by the tests (tests/bench_accelerator_test.py runs it).
 import os
 import sys
 
+from kzoo._modules import imported
+
 #: set in every worker: TensorFlow's imports fail there, as where it is not
 #: installed (and ``importlib.util.find_spec`` finds none of it)
 WITHOUT_TENSORFLOW_ENV = "KZOO_BENCH_WITHOUT_TENSORFLOW"
@@ -192,7 +194,7 @@ def _device_info():
                                 if torch.cuda.is_available() else "cpu")
     except ImportError:
         pass
-    if "jax" in sys.modules or os.environ.get("KERAS_BACKEND") == "jax":
+    if imported("jax") or os.environ.get("KERAS_BACKEND") == "jax":
         import jax
 
         info["jax"] = jax.__version__
@@ -482,7 +484,7 @@ def worker_main(row):
     WORKERS[(row["model"], row["library"])](row, settings, result)
     result.update(_device_info())
     result["worker_s"] = round(time.perf_counter() - start, 2)
-    result["tensorflow_imported"] = "tensorflow" in sys.modules
+    result["tensorflow_imported"] = imported("tensorflow")
     _emit(result)
 
 

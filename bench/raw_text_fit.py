@@ -42,6 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _results  # noqa: E402
 import _timing  # noqa: E402
+from kzoo._modules import imported  # noqa: E402
 
 BACKENDS = _timing.BACKENDS
 LIBRARIES = ("kzoo", "keras-hub")
@@ -154,7 +155,7 @@ def worker_main(args):
             "predict_s": predict["median_s"],
         }
     result["machine"] = _timing.machine_info()
-    result["tensorflow_imported"] = "tensorflow" in sys.modules
+    result["tensorflow_imported"] = imported("tensorflow")
     print(json.dumps(result))
 
 

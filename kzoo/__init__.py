@@ -11,8 +11,8 @@ at the top level (``kzoo.BertClassifier``).
 
 import importlib
 import importlib.util
-import sys
 
+from kzoo._modules import imported as _imported
 from kzoo.version import __version__  # noqa: F401
 
 _SUBPACKAGES = ("analysis", "callbacks", "data", "datasets", "distribution", "export",
@@ -55,10 +55,10 @@ def __getattr__(name):
 
 def __dir__():
     names = set(globals()) | set(_SUBPACKAGES) | set(_NAMES)
-    if "kzoo.models" in sys.modules:
+    if _imported("kzoo.models"):
         names |= set(_model_classes())
     return sorted(names)
 
 
-if "keras" in sys.modules:
+if _imported("keras"):
     _model_classes()

@@ -5,6 +5,8 @@ import logging
 import os
 import sys
 
+from kzoo._modules import imported
+
 BACKENDS = ("tensorflow", "jax", "torch")
 # What each backend needs: its module, and the install that brings it.
 PACKAGES = {"tensorflow": ("tensorflow", "kzoo[tensorflow]"),
@@ -57,7 +59,7 @@ def prepare(backend=None, verbose=False):
     imports Keras and kzoo, silently unless ``verbose``, and the model
     families outside kzoo (``kzoo.models.family.load_plugins``)."""
     if backend:
-        if "keras" in sys.modules:
+        if imported("keras"):
             import keras
 
             if keras.config.backend() != backend:
@@ -66,7 +68,7 @@ def prepare(backend=None, verbose=False):
                     f"backend in this process; run kzoo in a new process for "
                     f"--backend {backend}.")
         os.environ["KERAS_BACKEND"] = backend
-    if "keras" in sys.modules:  # its backend is fixed
+    if imported("keras"):  # its backend is fixed
         chosen = sys.modules["keras"].config.backend()
     else:
         chosen = backend or os.environ.get("KERAS_BACKEND") or default_backend()

@@ -38,6 +38,8 @@ import os
 import sys
 import threading
 
+from kzoo._modules import imported
+
 ENGINES = ("tensorflow", "python")
 # The most examples of in-memory raw data that the Python engine
 # preprocesses by default on the JAX and PyTorch backends (see the module
@@ -67,7 +69,7 @@ def tensorflow_installed():
 
 def tensorflow_imported():
     """Whether TensorFlow is already imported in this process."""
-    return "tensorflow" in sys.modules
+    return imported("tensorflow")
 
 
 def require_tensorflow(what):
@@ -99,7 +101,7 @@ class _LazyModule:
 
     def _load(self):
         if self._module is None:
-            if self._name not in sys.modules:
+            if not imported(self._name):
                 require_tensorflow(f"`{self._name}`")
             try:
                 module = importlib.import_module(self._name)
@@ -223,7 +225,7 @@ def _needs_tf_dataset():
 def _keras_backend():
     """The Keras backend in use (from ``KERAS_BACKEND`` before Keras is
     imported)."""
-    if "keras" in sys.modules:
+    if imported("keras"):
         return sys.modules["keras"].config.backend()
     return os.environ.get("KERAS_BACKEND", "tensorflow")
 

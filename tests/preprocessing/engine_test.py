@@ -1,5 +1,8 @@
 """Which engine preprocesses a task's in-memory raw data (``data_engine``)."""
 
+import os
+import subprocess
+import sys
 import types
 
 import keras
@@ -92,3 +95,28 @@ def test_a_bad_environment_value_names_the_choices(unchosen, monkeypatch):
     monkeypatch.setenv("KZOO_PREPROCESSING", "numpy")
     with pytest.raises(ValueError, match="KZOO_PREPROCESSING must be one of"):
         engine.data_engine(1)
+
+
+_BLOCKED_TENSORFLOW = """
+import sys
+sys.modules["tensorflow"] = None  # Python's documented way to block an import
+import kzoo
+from kzoo.preprocessing import engine
+
+tokenizer = kzoo.BertTokenizer(
+    vocabulary=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "quick", "fox"])
+preprocessor = kzoo.BertClassifierPreprocessor(tokenizer, sequence_length=6)
+x = preprocessor(["the quick fox", "the fox"])
+print(engine.tensorflow_imported(), [int(i) for i in tokenizer("the quick fox")],
+      [int(i) for i in x["token_ids"][1]])
+"""
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_tensorflow_blocked_in_sys_modules_counts_as_absent(backend):
+    environment = {**os.environ, "KERAS_BACKEND": backend}
+    run = subprocess.run([sys.executable, "-c", _BLOCKED_TENSORFLOW], env=environment,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    # The tokens by the vocabulary's order; the packed ids [CLS] the fox [SEP].
+    assert run.stdout.split("\n")[-2] == "False [5, 6, 7] [2, 5, 7, 3, 0, 0]"
