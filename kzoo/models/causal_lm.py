@@ -1,6 +1,7 @@
 """A left-to-right language model on any decoder backbone, with generation."""
 
 import inspect
+import warnings
 
 import keras
 import numpy as np
@@ -44,21 +45,29 @@ class _Generation(keras.Model):
     shape: the prompt buffer ``[batch, max_length]`` and the prefill's
     ``[batch, prefill]`` (a power of two, see ``_prefill_length``) are the
     only shapes, so new prompts of the same batch size, ``max_length`` and
-    prefill reuse the compiled loop. The sampler and stop tokens are fixed
-    per instance.
+    prefill reuse the compiled loop. The sampler, stop tokens, logit
+    controls and number of returned beams are fixed per instance.
+
+    ``stream`` runs the same prefill and the sampler's same ``step`` with
+    the loop on the host, yielding each new token as it is chosen.
     """
 
-    def __init__(self, task, sampler, stop_token_ids, pad_token_id):
+    def __init__(self, task, sampler, stop_token_ids, pad_token_id,
+                 logits_processor=None, num_return_sequences=1):
         super().__init__(name="generation")
         self.task = task
-        # Plain attribute: a sampler is not a layer.
+        # Plain attributes: a sampler and a processor are not layers.
         object.__setattr__(self, "sampler", sampler)
+        active = logits_processor is not None and logits_processor.active
+        object.__setattr__(self, "logits_processor", logits_processor if active else None)
         self.stop_token_ids = tuple(stop_token_ids)
         self.pad_token_id = pad_token_id
+        self.num_return_sequences = num_return_sequences
         self.jit_compile = task.jit_compile
         self.built = True
 
-    def call(self, inputs):
+    def _start(self, inputs):
+        """Prefill: ``(token_ids, prompt_mask, cache, index, next_fn)``."""
         backbone, head = self.task.backbone, self.task.lm_head
         token_ids = ops.cast(inputs["token_ids"], "int32")
         prompt_mask = ops.cast(inputs["prompt_mask"], "bool")
@@ -87,9 +96,42 @@ class _Generation(keras.Model):
                 logits = self.task.vocabulary_mask(logits)
             return logits, cache
 
+        return token_ids, prompt_mask, cache, index, next_fn
+
+    def _controls(self, inputs):
+        """The sampler's keyword arguments; a control at its default is left
+        out, so that it adds nothing to the step."""
+        controls = {"stop_token_ids": self.stop_token_ids,
+                    "pad_token_id": self.pad_token_id}
+        if self.logits_processor is not None:
+            controls["logits_processor"] = self.logits_processor
+        if inputs.get("row_ends") is not None:
+            controls["row_ends"] = ops.cast(inputs["row_ends"], "int32")
+        if self.num_return_sequences != 1:
+            controls["num_return_sequences"] = self.num_return_sequences
+        return controls
+
+    def call(self, inputs):
+        token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
         return self.sampler(next_fn, token_ids, cache, index, prompt_mask,
-                            inputs["noise"], stop_token_ids=self.stop_token_ids,
-                            pad_token_id=self.pad_token_id)
+                            inputs["noise"], **self._controls(inputs))
+
+    def stream(self, inputs):
+        """Yields each new token id (ints) of a one-row ``inputs``, running
+        the sampler's ``step`` once per token from the host."""
+        inputs = {k: ops.convert_to_tensor(v) for k, v in inputs.items()}
+        token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
+        index = int(ops.convert_to_numpy(index))
+        max_length = int(token_ids.shape[1])
+        done = ops.zeros((1,), "bool")
+        controls = self._controls(inputs)
+        while index < max_length:
+            token_ids, cache, index, done = self.sampler.step(
+                next_fn, token_ids, cache, index, done, prompt_mask,
+                inputs["noise"], **controls)
+            yield int(ops.convert_to_numpy(token_ids)[0, index - 1])
+            if bool(ops.convert_to_numpy(done)[0]):
+                return
 
 
 @kzoo_export("kzoo.models.CausalLM")
@@ -223,12 +265,17 @@ class CausalLM(Task):
         return generate, [keras.InputSpec(shape=(None,), dtype="string", name="text")]
 
     # --- generation ---
-    def _generation(self, sampler, stop_token_ids, pad_token_id):
+    def _generation(self, sampler, stop_token_ids, pad_token_id,
+                    logits_processor=None, num_return_sequences=1):
+        processor = (tuple(sorted(logits_processor.get_config().items()))
+                     if logits_processor is not None and logits_processor.active else None)
         key = (type(sampler), tuple(sorted(sampler.get_config().items())),
-               tuple(stop_token_ids), pad_token_id, self.jit_compile)
+               tuple(stop_token_ids), pad_token_id, self.jit_compile, processor,
+               num_return_sequences)
         if key not in self._generations:
             self._generations[key] = _Generation(
-                self, sampler, stop_token_ids, pad_token_id)
+                self, sampler, stop_token_ids, pad_token_id, logits_processor,
+                num_return_sequences)
         return self._generations[key]
 
     def _stop_token_ids(self, stop_token_ids):
@@ -244,34 +291,64 @@ class CausalLM(Task):
                 raise ValueError(f"`stop_token_ids` must be ints, got {t!r}.")
         return tuple(int(t) for t in ids)
 
-    def generate_token_ids(self, prompt_token_ids, max_length=None, sampler="greedy",
-                           stop_token_ids="auto"):
-        """Continues prompts given as token ids.
-
-        Args:
-            prompt_token_ids: a list of lists of ints (each non-empty), one
-                prompt per row; rows may have different lengths.
-            max_length: int. Total length (prompt + new tokens) of the
-                longest row. Defaults to the preprocessor's
-                ``sequence_length`` (the backbone's context without one); at
-                most the backbone's ``max_sequence_length``.
-            sampler: a ``kzoo.samplers.Sampler`` or a name (``"greedy"``,
-                ``"random"``, ``"top_k"``, ``"top_p"``, ``"beam"``).
-            stop_token_ids: ints that end a row (the stop token is kept);
-                ``"auto"`` (the tokenizer's end token) or None.
-
-        Returns:
-            A list of lists of ints: each prompt and its continuation, up to
-            and including its first generated stop token.
-        """
+    def _plan(self, prompt_token_ids, max_length, sampler, stop_token_ids,
+              max_new_tokens, min_new_tokens, repetition_penalty,
+              no_repeat_ngram_size, num_return_sequences, streaming):
+        """Checks the arguments (before anything is allocated) and builds the
+        generation and its inputs: ``(generation, inputs, rows, ends,
+        stop_token_ids)``, ``rows`` and ``ends`` (each row's last position
+        + 1) one per returned sequence."""
         sampler = samplers_lib.get(sampler)
         stop_token_ids = self._stop_token_ids(stop_token_ids)
+        processor = samplers_lib.LogitsProcessor(
+            repetition_penalty=repetition_penalty,
+            no_repeat_ngram_size=no_repeat_ngram_size,
+            min_new_tokens=min_new_tokens, stop_token_ids=stop_token_ids)
+        if isinstance(num_return_sequences, bool) or not isinstance(
+                num_return_sequences, int) or num_return_sequences < 1:
+            raise ValueError(f"`num_return_sequences` must be an int >= 1, got "
+                             f"{num_return_sequences!r}.")
+        beams = getattr(sampler, "num_beams", None)
+        if beams is not None and num_return_sequences > beams:
+            raise ValueError(
+                f"`num_return_sequences`={num_return_sequences} is more than the "
+                f"sampler's num_beams={beams}: beam search returns at most num_beams "
+                f"sequences per prompt; pass num_beams >= {num_return_sequences}.")
+        if beams is None and not sampler.uses_noise and num_return_sequences > 1:
+            raise ValueError(
+                "Greedy decoding returns one sequence per prompt: "
+                f"`num_return_sequences`={num_return_sequences} needs a sampling "
+                "sampler (random, top_k, top_p) or beam search.")
         rows = [[int(t) for t in row] for row in prompt_token_ids]
         context = self.backbone.max_sequence_length
         if not rows or any(not row for row in rows):
             raise ValueError("Every prompt needs at least one token (text prompts "
                              "start with the start token).")
+        if streaming and (len(rows) != 1 or num_return_sequences != 1
+                          or beams is not None):
+            raise ValueError(
+                "Streaming generates one sequence of one prompt with a greedy or "
+                f"sampling sampler (got {len(rows)} prompts, num_return_sequences="
+                f"{num_return_sequences}, {type(sampler).__name__}): pass one "
+                "prompt, or generate without a streamer.")
         longest = max(len(row) for row in rows)
+        if max_new_tokens is not None:
+            if isinstance(max_new_tokens, bool) or not isinstance(
+                    max_new_tokens, int) or max_new_tokens < 1:
+                raise ValueError(f"`max_new_tokens` must be an int >= 1, got "
+                                 f"{max_new_tokens!r}.")
+            if max_length is not None:
+                warnings.warn(
+                    f"Both `max_new_tokens` (={max_new_tokens}) and `max_length` "
+                    f"(={max_length}) are set: `max_new_tokens` takes precedence, "
+                    "as in transformers.", stacklevel=3)
+            max_length = longest + max_new_tokens
+            if max_length > context:
+                raise ValueError(
+                    f"The longest prompt ({longest} tokens) and `max_new_tokens`="
+                    f"{max_new_tokens} need {max_length} positions, more than the "
+                    f"model's context (max_sequence_length={context}): pass "
+                    f"max_new_tokens <= {context - longest}.")
         if max_length is None:
             default = getattr(self.preprocessor, "sequence_length", context)
             max_length = min(context, max(default, longest + 1))
@@ -289,6 +366,10 @@ class CausalLM(Task):
         vocabulary_size = self.backbone.token_embedding.input_dim
         if any(t < 0 or t >= vocabulary_size for row in rows for t in row):
             raise ValueError(f"Prompt token ids must be in [0, {vocabulary_size}).")
+        if beams is None and num_return_sequences > 1:  # sampling: each prompt N times
+            rows = [row for row in rows for _ in range(num_return_sequences)]
+        ends = [max_length if max_new_tokens is None else len(row) + max_new_tokens
+                for row in rows]
         pad = getattr(getattr(self.preprocessor, "tokenizer", None), "pad_token_id",
                       None) or 0
         token_ids = np.full((len(rows), max_length), pad, dtype="int32")
@@ -297,16 +378,87 @@ class CausalLM(Task):
             token_ids[i, :len(row)] = row
             prompt_mask[i, :len(row)] = 1
         noise = ops.convert_to_numpy(sampler.make_noise((len(rows), max_length)))
-        generation = self._generation(sampler, stop_token_ids, pad)
+        generation = self._generation(
+            sampler, stop_token_ids, pad, processor,
+            num_return_sequences if beams is not None else 1)
         prefill = _prefill_length(min(len(row) for row in rows), max_length)
-        output = generation.predict_on_batch(
-            {"token_ids": token_ids, "prompt_mask": prompt_mask,
-             "noise": noise.astype("float32"),
-             "prefill_ids": token_ids[:, :prefill]})
-        output = np.asarray(output)
+        inputs = {"token_ids": token_ids, "prompt_mask": prompt_mask,
+                  "noise": noise.astype("float32"),
+                  "prefill_ids": token_ids[:, :prefill]}
+        if any(end != max_length for end in ends):
+            inputs["row_ends"] = np.asarray(ends, "int32")
+        if beams is not None and num_return_sequences > 1:  # N beams per prompt
+            rows = [row for row in rows for _ in range(num_return_sequences)]
+            ends = [end for end in ends for _ in range(num_return_sequences)]
+        return generation, inputs, rows, ends, stop_token_ids
+
+    def generate_token_ids(self, prompt_token_ids, max_length=None, sampler="greedy",
+                           stop_token_ids="auto", *, max_new_tokens=None,
+                           min_new_tokens=0, repetition_penalty=1.0,
+                           no_repeat_ngram_size=0, num_return_sequences=1,
+                           streamer=None):
+        """Continues prompts given as token ids.
+
+        The controls follow Hugging Face's ``generate`` (same names, same
+        meaning, the same tokens from the same model) and run inside the
+        compiled loop; left at their defaults they add nothing to it.
+
+        Args:
+            prompt_token_ids: a list of lists of ints (each non-empty), one
+                prompt per row; rows may have different lengths.
+            max_length: int. Total length (prompt + new tokens) of the
+                longest row. Defaults to the preprocessor's
+                ``sequence_length`` (the backbone's context without one); at
+                most the backbone's ``max_sequence_length``.
+            sampler: a ``kzoo.samplers.Sampler`` or a name (``"greedy"``,
+                ``"random"``, ``"top_k"``, ``"top_p"``, ``"beam"``); beam
+                search's ``length_penalty`` and ``early_stopping`` are
+                ``BeamSampler`` arguments.
+            stop_token_ids: ints that end a row (the stop token is kept);
+                ``"auto"`` (the tokenizer's end token) or None.
+            max_new_tokens: int >= 1 or None. New tokens per row (each row
+                may stop earlier); takes precedence over ``max_length``
+                (with a warning when both are given, as in transformers).
+            min_new_tokens: int >= 0. The stop tokens cannot be chosen before
+                a row has this many new tokens.
+            repetition_penalty: float > 0. Above 1 discourages every token
+                already in the row (prompt included): its logit is divided
+                by the penalty where positive, multiplied where negative.
+            no_repeat_ngram_size: int >= 0. When > 0, no n-gram of this size
+                occurs twice in a row (prompt included).
+            num_return_sequences: int >= 1. Sequences per prompt: with a
+                sampling sampler each prompt is sampled that many times; with
+                beam search the best that many beams (at most ``num_beams``),
+                best first. Greedy decoding returns one.
+            streamer: an object with ``put(token_ids)`` and ``end()``
+                (transformers' streamer protocol, e.g. its ``TextStreamer``),
+                for one prompt and a greedy or sampling sampler: ``put``
+                receives the prompt's ids (``[1, length]``), then each new
+                token (``[1]``) as it is chosen, and ``end()`` is called once
+                at the end. The loop then runs from the host, one step per
+                token, and returns the same tokens.
+
+        Returns:
+            A list of lists of ints, ``num_return_sequences`` per prompt (in
+            prompt order): each prompt and its continuation, up to and
+            including its first generated stop token.
+        """
+        generation, inputs, rows, ends, stop_token_ids = self._plan(
+            prompt_token_ids, max_length, sampler, stop_token_ids, max_new_tokens,
+            min_new_tokens, repetition_penalty, no_repeat_ngram_size,
+            num_return_sequences, streaming=streamer is not None)
+        if streamer is not None:
+            streamer.put(np.asarray(rows, "int64"))
+            new = []
+            for token in generation.stream(inputs):
+                streamer.put(np.asarray([token], "int64"))
+                new.append(token)
+            streamer.end()
+            return [rows[0] + new]
+        output = np.asarray(generation.predict_on_batch(inputs))
         results = []
-        for i, row in enumerate(rows):
-            new = output[i, len(row):].tolist()
+        for i, (row, end) in enumerate(zip(rows, ends)):
+            new = output[i, len(row):end].tolist()
             for j, t in enumerate(new):
                 if t in stop_token_ids:
                     new = new[:j + 1]
@@ -315,28 +467,73 @@ class CausalLM(Task):
         return results
 
     def generate(self, prompts, max_length=None, sampler="greedy",
-                 stop_token_ids="auto"):
+                 stop_token_ids="auto", **controls):
         """Continues text prompts.
 
         A prompt starts with the start token (an empty prompt is the start
         token alone); one longer than the context is cut from the left with
-        a warning. See ``generate_token_ids`` for the arguments.
+        a warning. See ``generate_token_ids`` for the arguments and the
+        controls (``max_new_tokens``, ``min_new_tokens``,
+        ``repetition_penalty``, ``no_repeat_ngram_size``,
+        ``num_return_sequences``, ``streamer``).
 
         Args:
             prompts: a str or a list of str (different lengths are fine).
 
         Returns:
             The prompt and its continuation (without start and stop tokens):
-            a str for a str, else a list of str.
+            a str for a str, else a list of str; with
+            ``num_return_sequences`` N > 1, a list of N str per prompt, one
+            flat list in prompt order.
         """
+        rows = self._prompt_rows(prompts)
+        outputs = self.generate_token_ids(rows, max_length=max_length,
+                                          sampler=sampler,
+                                          stop_token_ids=stop_token_ids, **controls)
+        texts = self.preprocessor.generate_postprocess(outputs)
+        single = isinstance(prompts, str) and len(texts) == 1
+        return texts[0] if single else texts
+
+    def generate_stream(self, prompt, max_length=None, sampler="greedy",
+                        stop_token_ids="auto", **controls):
+        """Continues one text prompt, yielding the new text as it is made.
+
+        Each token is chosen by the same step as ``generate`` (the loop runs
+        from the host), so ``prompt + "".join(pieces)`` equals
+        ``generate(prompt, ...)`` with the same arguments. Pieces are whole
+        characters: bytes of a character split across byte-level tokens are
+        held back until it is complete.
+
+        Args:
+            prompt: a str.
+            max_length, sampler, stop_token_ids, **controls: as in
+                ``generate_token_ids`` (greedy or sampling; one sequence).
+
+        Returns:
+            An iterator of str pieces.
+
+        Example:
+        >>> for piece in lm.generate_stream("The cat", max_new_tokens=8):  # doctest: +SKIP
+        ...     print(piece, end="", flush=True)
+        """
+        if not isinstance(prompt, str):
+            raise ValueError(f"`generate_stream` takes one prompt (a str), got "
+                             f"{type(prompt).__name__}.")
+        rows = self._prompt_rows(prompt)
+        generation, inputs, _, _, _ = self._plan(
+            rows, max_length, sampler, stop_token_ids,
+            controls.pop("max_new_tokens", None), controls.pop("min_new_tokens", 0),
+            controls.pop("repetition_penalty", 1.0),
+            controls.pop("no_repeat_ngram_size", 0),
+            controls.pop("num_return_sequences", 1), streaming=True)
+        if controls:
+            raise TypeError(f"generate_stream() got unexpected arguments "
+                            f"{sorted(controls)}.")
+        return self.preprocessor.generate_postprocess_stream(generation.stream(inputs))
+
+    def _prompt_rows(self, prompts):
         if self.preprocessor is None:
             raise ValueError("Generating from text needs the task's preprocessor "
                              "(use `generate_token_ids` for token ids).")
-        rows = self.preprocessor.generate_preprocess(
+        return self.preprocessor.generate_preprocess(
             prompts, self.backbone.max_sequence_length)
-        outputs = self.generate_token_ids(rows, max_length=max_length,
-                                          sampler=sampler,
-                                          stop_token_ids=stop_token_ids)
-        texts = self.preprocessor.generate_postprocess(outputs)
-        return texts[0] if isinstance(prompts, str) else texts
-

@@ -167,6 +167,34 @@ class CausalLMPreprocessor(Preprocessor):
                          if kept else "")
         return texts
 
+    def generate_postprocess_stream(self, token_ids):
+        """Token ids arriving one at a time → text pieces, yielded as soon as
+        they are whole characters.
+
+        The tokens since the last piece are decoded together; while their
+        text ends in U+FFFD (the bytes of a character split across byte-level
+        tokens, not all there yet) they are held back, as transformers'
+        ``TextStreamer`` does. Start and stop tokens give no text. The
+        pieces joined equal ``generate_postprocess`` of all the ids.
+
+        Args:
+            token_ids: an iterable of ints.
+
+        Returns:
+            An iterator of str.
+        """
+        pending = []
+        for token in token_ids:
+            pending.append(int(token))
+            text = self.generate_postprocess([pending])[0]
+            if text and not text.endswith("\ufffd"):
+                yield text
+                pending = []
+        if pending:
+            text = self.generate_postprocess([pending])[0]
+            if text:
+                yield text
+
     # --- generation inside a TensorFlow graph (the exported signature) ---
     def generate_preprocess_graph(self, texts, max_length):
         """A ``[batch]`` string tensor → ``(token_ids, prompt_mask)``, each

@@ -2,6 +2,7 @@
 
 from kzoo.samplers.beam_sampler import BeamSampler
 from kzoo.samplers.greedy_sampler import GreedySampler
+from kzoo.samplers.logits_processor import LogitsProcessor
 from kzoo.samplers.random_sampler import RandomSampler
 from kzoo.samplers.sampler import Sampler
 from kzoo.samplers.top_k_sampler import TopKSampler
@@ -34,5 +35,5 @@ def get(identifier):
         f"{sorted(_NAMES)}, got {identifier!r}.")
 
 
-__all__ = ["BeamSampler", "GreedySampler", "RandomSampler", "Sampler",
+__all__ = ["BeamSampler", "GreedySampler", "LogitsProcessor", "RandomSampler", "Sampler",
            "TopKSampler", "TopPSampler", "get"]

@@ -8,90 +8,190 @@ from kzoo.samplers.sampler import Sampler, _column, _is_stop
 _NEVER = -1e9  # log-probability of an excluded continuation (finite: no NaN)
 
 
+def _rows_of(x, rows, width):
+    """Rows ``rows [batch, k]`` (indices within each batch row's ``width``
+    entries) of ``x [batch * width, ...]``, as ``[batch * k, ...]``."""
+    batch = ops.shape(rows)[0]
+    offsets = ops.arange(batch, dtype="int32")[:, None] * width
+    return ops.take(x, ops.reshape(ops.cast(rows, "int32") + offsets, (-1,)), axis=0)
+
+
 @kzoo_export("kzoo.samplers.BeamSampler")
 class BeamSampler(Sampler):
-    """Beam search: keeps the ``num_beams`` sequences of highest total
-    log-probability and returns the best one per row.
+    """Beam search as Hugging Face's ``generate(num_beams=...)`` runs it.
 
-    Each step extends every beam by every token, scores the candidates by
-    the sum of their tokens' log-probabilities and keeps the best
-    ``num_beams`` (the cache rows follow their beams). A beam that emits a
-    stop token is finished: it keeps its score and continues with padding.
-    Scores are not length-normalised (a shorter finished beam competes with
-    its score as is). Inside a row's prompt the prompt token is forced.
-    With ``num_beams=1`` this is greedy decoding; with enough beams to hold
-    every sequence it is exhaustive search.
+    Each step extends every live beam by every token and takes the
+    ``2 * num_beams`` best candidates by total log-probability (more with
+    several stop tokens: ``max(2, 1 + stop ids) * num_beams``). The best
+    ``num_beams`` that did not stop stay live (the cache rows follow them);
+    those among the best ``num_beams`` that stopped (a stop token, or the
+    row's last position) join the row's finished hypotheses with the score
+    ``sum_logprobs / new_length ** length_penalty`` (``new_length`` counts
+    the new tokens, the stop token included), and the best ``num_beams``
+    finished ones are kept. The result is the best finished hypothesis
+    (``num_return_sequences``: the best N, best first).
+
+    ``early_stopping`` decides when a row is done, as transformers'
+    ``BeamSearchScorer`` does: ``True``, as soon as it has ``num_beams``
+    finished hypotheses; ``False``, also when the best live beam, scored at
+    the current length, cannot beat the worst finished one; ``"never"``, as
+    ``False`` but with a positive ``length_penalty`` the live beam is scored
+    at the longest length it could reach. Inside a row's prompt the prompt
+    token is forced. With ``num_beams=1`` and no stop tokens this is greedy
+    decoding.
 
     Args:
         num_beams: int >= 1.
         temperature: float > 0, divides the logits before the log-softmax.
+        length_penalty: float. Exponent of the length that divides a
+            finished hypothesis' score: above 0 favours longer sequences,
+            below 0 shorter ones; 0 ranks by total log-probability.
+        early_stopping: ``True``, ``False`` or ``"never"`` (see above).
 
     Example:
     >>> kzoo.samplers.BeamSampler(num_beams=4).get_config()
-    {'temperature': 1.0, 'num_beams': 4}
+    {'temperature': 1.0, 'num_beams': 4, 'length_penalty': 1.0, 'early_stopping': False}
     """
 
-    def __init__(self, num_beams=5, temperature=1.0):
+    def __init__(self, num_beams=5, temperature=1.0, length_penalty=1.0,
+                 early_stopping=False):
         if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
             raise ValueError(f"`num_beams` must be an int >= 1, got {num_beams!r}.")
+        if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+            raise ValueError(f"`length_penalty` must be a number, got {length_penalty!r}.")
+        if not (isinstance(early_stopping, bool) or early_stopping == "never"):
+            raise ValueError(f"`early_stopping` must be True, False or 'never', got "
+                             f"{early_stopping!r}.")
         super().__init__(temperature=temperature)
         self.num_beams = num_beams
+        self.length_penalty = float(length_penalty)
+        self.early_stopping = early_stopping
+
+    def _length_divisor(self, length):
+        length = ops.cast(ops.maximum(length, 1), "float32")
+        if self.length_penalty == 1.0:
+            return length
+        return length ** self.length_penalty
 
     def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
-                 stop_token_ids=(), pad_token_id=0):
+                 stop_token_ids=(), pad_token_id=0, logits_processor=None,
+                 row_ends=None, num_return_sequences=1):
         beams = self.num_beams
+        if num_return_sequences > beams:
+            raise ValueError(f"`num_return_sequences`={num_return_sequences} is more "
+                             f"than `num_beams`={beams}: beam search returns at most "
+                             "num_beams sequences per prompt.")
+        keep = max(2, 1 + len(stop_token_ids)) * beams
         shape = ops.shape(token_ids)
         batch, max_length = shape[0], shape[1]
+        prompt_lengths = ops.sum(ops.cast(prompt_mask, "int32"), axis=1)
+        row_ends = (ops.full((batch,), max_length, "int32") if row_ends is None
+                    else ops.cast(row_ends, "int32"))
+        early_stopping = self.early_stopping
 
         def expand(x):
             return ops.repeat(x, beams, axis=0)
 
-        token_ids = expand(token_ids)
-        prompt_mask = expand(prompt_mask)
+        running = expand(token_ids)
+        beam_prompt_mask = expand(prompt_mask)
         cache = tuple(expand(c) for c in cache)
         # Only the first beam of a row is live at first: the others are
         # copies that would otherwise repeat its candidates.
         first = ops.cast(ops.arange(beams) == 0, "float32")
-        scores = ops.reshape(ops.tile(((1.0 - first) * _NEVER)[None], (batch, 1)), (-1,))
-        done = ops.zeros_like(_column(prompt_mask, 0), dtype="bool")
-        row_offset = ops.repeat(ops.arange(batch, dtype="int32") * beams, beams)
+        running_scores = ops.tile(((1.0 - first) * _NEVER)[None], (batch, 1))
+        finished = running
+        finished_scores = ops.full((batch, beams), _NEVER, "float32")
+        is_finished = ops.zeros((batch, beams), "bool")
+        improvable = ops.ones((batch, 1), "bool")
+        top_beams = (ops.arange(keep) < beams)[None, :]
+        state = (running, cache, index, finished, finished_scores, is_finished,
+                 running_scores, improvable, ops.convert_to_tensor(True))
 
-        def cond(token_ids, cache, index, done, scores):
-            return ops.logical_and(index < max_length, ops.logical_not(ops.all(done)))
+        def cond(running, cache, index, finished, finished_scores, is_finished,
+                 running_scores, improvable, going):
+            return ops.logical_and(index < max_length, going)
 
-        def body(token_ids, cache, index, done, scores):
-            logits, cache = next_fn(token_ids, cache, index)
-            log_probs = ops.log_softmax(self.scale_logits(logits),
-                                        axis=-1)
+        def body(running, cache, index, finished, finished_scores, is_finished,
+                 running_scores, improvable, going):
+            logits, cache = next_fn(running, cache, index)
+            log_probs = ops.log_softmax(self.scale_logits(logits), axis=-1)
+            if logits_processor is not None:
+                log_probs = logits_processor(log_probs, running, index, beam_prompt_mask)
             vocabulary = ops.shape(log_probs)[-1]
-            in_prompt = _column(prompt_mask, index)
-            forced = ops.where(in_prompt, _column(token_ids, index),
-                               ops.cast(pad_token_id, token_ids.dtype))
+            in_prompt = _column(beam_prompt_mask, index)
+            forced = _column(running, index)
             one_hot = ops.arange(vocabulary, dtype=forced.dtype)[None, :] == forced[:, None]
-            forced_log_probs = ops.where(one_hot, 0.0, _NEVER)
-            log_probs = ops.where(ops.logical_or(in_prompt, done)[:, None],
-                                  forced_log_probs, log_probs)
-            candidates = ops.reshape(scores[:, None] + log_probs, (batch, -1))
-            scores, best = ops.top_k(candidates, beams)
-            source = ops.cast(best // vocabulary, "int32")
-            chosen = ops.cast(ops.reshape(best % vocabulary, (-1,)), token_ids.dtype)
-            source = ops.reshape(source, (-1,)) + row_offset
-            token_ids = ops.take(token_ids, source, axis=0)
-            cache = tuple(ops.take(c, source, axis=0) for c in cache)
-            done = ops.take(done, source, axis=0)
-            done = ops.logical_or(done, ops.logical_and(
-                ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
-            token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
-            return token_ids, cache, index + 1, done, ops.reshape(scores, (-1,))
+            log_probs = ops.where(in_prompt[:, None], ops.where(one_hot, 0.0, _NEVER),
+                                  log_probs)
+            candidates = ops.reshape(
+                running_scores[:, :, None] + ops.reshape(log_probs, (batch, beams, -1)),
+                (batch, -1))
+            top_scores, top = ops.top_k(candidates, keep)
+            top = ops.cast(top, "int32")
+            source = top // vocabulary  # [batch, keep], a beam of the row
+            chosen = ops.cast(ops.reshape(top % vocabulary, (-1, 1)), running.dtype)
+            source_rows = ops.reshape(
+                source + ops.arange(batch, dtype="int32")[:, None] * beams, (-1,))
+            grown = ops.slice_update(ops.take(running, source_rows, axis=0),
+                                     (0, index), chosen)
+            row_in_prompt = index < prompt_lengths
+            stopped = ops.reshape(_is_stop(ops.reshape(chosen, (-1,)), stop_token_ids),
+                                  (batch, keep))
+            stopped = ops.logical_or(stopped, (index + 1 >= row_ends)[:, None])
+            stopped = ops.logical_and(stopped, ops.logical_not(row_in_prompt)[:, None])
+            # Live beams: the best that did not stop.
+            live_scores = top_scores + ops.cast(stopped, "float32") * _NEVER
+            running_scores, live = ops.top_k(live_scores, beams)
+            running = _rows_of(grown, live, keep)
+            cache_rows = ops.take(source_rows, ops.reshape(
+                ops.cast(live, "int32")
+                + ops.arange(batch, dtype="int32")[:, None] * keep, (-1,)))
+            cache = tuple(ops.take(c, cache_rows, axis=0) for c in cache)
+            # Finished hypotheses: the best `beams` that stopped, length-scored.
+            new_length = index + 1 - prompt_lengths
+            scores = top_scores / self._length_divisor(new_length)[:, None]
+            just_finished = ops.logical_and(stopped, top_beams)
+            excluded = ops.logical_or(ops.logical_not(just_finished),
+                                      ops.logical_not(improvable))
+            if early_stopping is True:
+                excluded = ops.logical_or(
+                    excluded, ops.all(is_finished, axis=-1, keepdims=True))
+            scores = scores + ops.cast(excluded, "float32") * _NEVER
+            merged_scores = ops.concatenate([finished_scores, scores], axis=1)
+            merged = ops.concatenate([ops.reshape(finished, (batch, beams, -1)),
+                                      ops.reshape(grown, (batch, keep, -1))], axis=1)
+            merged_finished = ops.concatenate([is_finished, just_finished], axis=1)
+            finished_scores, best = ops.top_k(merged_scores, beams)
+            finished = _rows_of(ops.reshape(merged, (batch * (beams + keep), -1)),
+                                best, beams + keep)
+            is_finished = ops.take_along_axis(merged_finished, ops.cast(best, "int32"),
+                                              axis=1)
+            # Can a live beam still beat the worst finished hypothesis?
+            if early_stopping == "never" and self.length_penalty > 0:
+                reachable = row_ends - prompt_lengths
+            else:
+                reachable = new_length
+            best_live = running_scores[:, :1] / self._length_divisor(reachable)[:, None]
+            worst = ops.where(is_finished,
+                              ops.min(finished_scores, axis=1, keepdims=True), _NEVER)
+            improvable = ops.logical_and(
+                improvable, ops.any(best_live > worst, axis=-1, keepdims=True))
+            going = ops.logical_and(ops.any(improvable),
+                                    ops.logical_not(ops.all(stopped)))
+            if early_stopping is True:
+                going = ops.logical_and(going, ops.logical_not(ops.all(is_finished)))
+            return (running, cache, index + 1, finished, finished_scores, is_finished,
+                    running_scores, improvable, going)
 
-        token_ids, _, _, _, scores = ops.while_loop(
-            cond, body, (token_ids, cache, index, done, scores))
-        best = ops.argmax(ops.reshape(scores, (batch, beams)), axis=-1)
-        rows = ops.arange(batch, dtype="int32") * beams + ops.cast(best, "int32")
-        return ops.take(token_ids, rows, axis=0)
+        finished = ops.while_loop(cond, body, state)[3]
+        finished = ops.reshape(finished, (batch, beams, -1))
+        finished = ops.slice(finished, (0, 0, 0), (batch, num_return_sequences, max_length))
+        return ops.reshape(finished, (-1, max_length))
 
     def choose(self, logits, noise):
         return ops.argmax(logits, axis=-1)
 
     def get_config(self):
-        return {"temperature": self.temperature, "num_beams": self.num_beams}
+        return {"temperature": self.temperature, "num_beams": self.num_beams,
+                "length_penalty": self.length_penalty,
+                "early_stopping": self.early_stopping}

@@ -78,7 +78,8 @@ class Sampler:
         raise NotImplementedError
 
     def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
-                 stop_token_ids=(), pad_token_id=0):
+                 stop_token_ids=(), pad_token_id=0, logits_processor=None,
+                 row_ends=None):
         """Runs the loop.
 
         Args:
@@ -93,34 +94,60 @@ class Sampler:
             noise: float ``[batch, max_length]`` from ``make_noise``.
             stop_token_ids: tuple of ints that end a row.
             pad_token_id: int written after a row's stop token.
+            logits_processor: a ``LogitsProcessor`` applied to the float32
+                logits before the temperature, or None.
+            row_ends: int ``[batch]`` or None: a row ends after position
+                ``row_ends - 1`` (padding after it); None: at ``max_length``.
 
         Returns:
             int ``[batch, max_length]``: prompts and generated tokens.
         """
         max_length = ops.shape(token_ids)[1]
         done = ops.zeros_like(_column(prompt_mask, 0), dtype="bool")
+        controls = dict(stop_token_ids=stop_token_ids, pad_token_id=pad_token_id,
+                        logits_processor=logits_processor, row_ends=row_ends)
 
         def cond(token_ids, cache, index, done):
             return ops.logical_and(index < max_length,
                                    ops.logical_not(ops.all(done)))
 
         def body(token_ids, cache, index, done):
-            logits, cache = next_fn(token_ids, cache, index)
-            logits = self.scale_logits(logits)
-            # The noise column only where `choose` reads it.
-            noise_column = _column(noise, index) if self.uses_noise else None
-            chosen = ops.cast(self.choose(logits, noise_column), token_ids.dtype)
-            in_prompt = _column(prompt_mask, index)
-            chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
-            chosen = ops.where(in_prompt, _column(token_ids, index), chosen)
-            done = ops.logical_or(done, ops.logical_and(
-                ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
-            token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
-            return token_ids, cache, index + 1, done
+            return self.step(next_fn, token_ids, cache, index, done, prompt_mask,
+                             noise, **controls)
 
         token_ids, _, _, _ = ops.while_loop(
             cond, body, (token_ids, cache, index, done))
         return token_ids
+
+    def step(self, next_fn, token_ids, cache, index, done, prompt_mask, noise,
+             stop_token_ids=(), pad_token_id=0, logits_processor=None,
+             row_ends=None):
+        """One iteration of the loop: fills position ``index``.
+
+        The compiled loop runs it inside ``ops.while_loop``; streaming runs
+        the same step from the host, one call per token. ``done`` (bool
+        ``[batch]``) marks the rows that have stopped; the other arguments
+        are ``__call__``'s.
+
+        Returns:
+            ``(token_ids, cache, index + 1, done)``.
+        """
+        logits, cache = next_fn(token_ids, cache, index)
+        if logits_processor is not None:
+            logits = logits_processor(logits, token_ids, index, prompt_mask)
+        logits = self.scale_logits(logits)
+        # The noise column only where `choose` reads it.
+        noise_column = _column(noise, index) if self.uses_noise else None
+        chosen = ops.cast(self.choose(logits, noise_column), token_ids.dtype)
+        in_prompt = _column(prompt_mask, index)
+        chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
+        chosen = ops.where(in_prompt, _column(token_ids, index), chosen)
+        done = ops.logical_or(done, ops.logical_and(
+            ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
+        if row_ends is not None:
+            done = ops.logical_or(done, index + 1 >= row_ends)
+        token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
+        return token_ids, cache, index + 1, done
 
     def get_config(self):
         return {"temperature": self.temperature, "seed": self.seed}
