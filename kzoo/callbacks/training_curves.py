@@ -1,5 +1,6 @@
 """Loss and metric curves as a PNG, redrawn at the end of every epoch."""
 
+import csv
 import os
 
 import keras
@@ -13,6 +14,9 @@ class TrainingCurves(keras.callbacks.Callback):
     file is rewritten after every epoch (atomically: a reader never sees a
     half-written image), so it can be watched while training runs; it sits
     beside ``keras.callbacks.TensorBoard``, which needs a server to look at.
+    The plotted values are written beside it as a CSV (``curves.png`` ->
+    ``curves.csv``: an ``epoch`` column, then one column per curve, empty
+    where a curve has no value for that epoch).
 
     Needs matplotlib (``pip install 'kzoo[analysis]'``); the error says so.
 
@@ -68,11 +72,13 @@ class TrainingCurves(keras.callbacks.Callback):
         rows = -(-len(names) // columns)
         fig, axes = plt.subplots(rows, columns, squeeze=False,
                                  figsize=(4.2 * columns, 3.2 * rows))
+        plotted = {}  # the values drawn, by history key
         for ax, name in zip(axes.flat, names):
             for key, label, style in ((name, "training", "o-"),
                                       (f"val_{name}", "validation", "s--")):
                 values = self.history.get(key)
                 if values:
+                    plotted[key] = values
                     ax.plot(range(1, len(values) + 1), values, style, label=label,
                             markersize=3)
             ax.set_title(name)
@@ -91,3 +97,19 @@ class TrainingCurves(keras.callbacks.Callback):
         fig.savefig(tmp, dpi=100)
         plt.close(fig)
         os.replace(tmp, self.path)
+        self._write_csv(plotted)
+
+    def csv_path(self):
+        """The CSV of the plotted values, beside the PNG."""
+        return os.path.splitext(self.path)[0] + ".csv"
+
+    def _write_csv(self, plotted):
+        epochs = max(len(values) for values in plotted.values())
+        tmp = self.csv_path() + ".tmp"
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["epoch", *plotted])
+            for epoch in range(epochs):
+                writer.writerow([epoch + 1, *(repr(v[epoch]) if epoch < len(v) else ""
+                                              for v in plotted.values())])
+        os.replace(tmp, self.csv_path())

@@ -1,6 +1,8 @@
 """`kzoo pretrain`: every family writes a preset, curves and a checkpoint, and
 the command's neighbours (generate, similar, embed, evaluate) use them."""
 
+import csv
+import json
 import os
 
 import numpy as np
@@ -9,11 +11,29 @@ import pytest
 from kzoo import cli
 
 
+def assert_curves_drawn_from_history(run_dir):
+    """The run's curves.png holds the curves of its recorded history: the
+    CSV of the plotted values beside it equals the checkpoint's history."""
+    assert os.path.getsize(os.path.join(run_dir, "curves.png")) > 1000
+    with open(os.path.join(run_dir, "checkpoint", "state.json"), encoding="utf-8") as f:
+        history = json.load(f)["history"]
+    with open(os.path.join(run_dir, "curves.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(row["epoch"]) for row in rows] == list(range(1, len(history["loss"]) + 1))
+    plotted = [key for key in rows[0] if key != "epoch"]
+    assert "loss" in plotted
+    assert set(plotted) == {key for key in history
+                            if key not in ("learning_rate", "words_per_sec")
+                            and key.removeprefix("val_") in history}
+    for key in plotted:
+        assert [float(row[key]) for row in rows] == history[key], key
+
+
 @pytest.mark.parametrize("family", ["word2vec", "elmo", "gpt", "bert"])
 def test_pretrain_writes_a_preset_curves_and_a_checkpoint(family, pretrained):
     output = pretrained(family)
     assert os.path.exists(os.path.join(output, "config.json"))
-    assert os.path.getsize(os.path.join(f"{output}.run", "curves.png")) > 1000
+    assert_curves_drawn_from_history(f"{output}.run")
     assert os.path.exists(os.path.join(f"{output}.run", "checkpoint", "state.json"))
 
 

@@ -38,12 +38,33 @@ def test_fit_predict_on_raw_strings():
     assert set(metrics) >= {"loss", "accuracy"}
 
 
+class _CountBatches(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.batches = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.batches.append(0)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches[-1] += 1
+
+
 def test_fit_on_a_tf_data_pipeline_of_raw_batches():
     model = toy_classifier()
-    ds = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).batch(4)
-    model.fit(ds, epochs=1, verbose=0, validation_data=ds)
-    model.fit(TEXTS, LABELS, batch_size=4, epochs=1, verbose=0,
-              validation_data=(TEXTS, LABELS))
+    ds = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).batch(3)
+    model.predict(TEXTS[:1], verbose=0)  # built, to read its weights before fit
+    before = [np.array(w) for w in model.get_weights()]
+    counted = _CountBatches()
+    history = model.fit(ds, epochs=6, verbose=0, validation_data=ds,
+                        callbacks=[counted]).history
+    # One step per batch of the pipeline (8 texts in batches of 3: 3 a pass).
+    assert counted.batches == [int(ds.cardinality())] * 6 == [3] * 6
+    for key in ("loss", "val_loss"):
+        assert len(history[key]) == 6 and np.isfinite(history[key]).all()
+        assert history[key][-1] < history[key][0]
+    assert any(not np.array_equal(b, np.array(a))
+               for b, a in zip(before, model.get_weights()))
 
 
 def test_raw_text_fit_equals_fit_on_tokenized_arrays():
