@@ -5,6 +5,7 @@ HELP = ("a fine-tuned task's scores, a language model's perplexity, or word-vect
 EXAMPLES = """
   kzoo evaluate --model runs/sentiment --data test.csv       # accuracy, macro F1
   kzoo evaluate --model runs/sts --data dev.tsv               # Pearson, Spearman
+  kzoo evaluate --model runs/cola --data dev.tsv --glue cola  # GLUE's metric: Matthews
   kzoo evaluate --model runs/ner --data test.conll            # entity P / R / F1 (conlleval)
   kzoo evaluate --model runs/squad --data dev.json            # exact match, F1
   kzoo evaluate --model runs/gpt --corpus held_out.txt         # perplexity
@@ -28,6 +29,12 @@ def add_arguments(parser):
     parser.add_argument("--analogies", metavar="FILE",
                         help="word vectors: analogy questions (word2vec's format); "
                              "default the Google analogies (gensim's copy)")
+    parser.add_argument("--glue", metavar="TASK",
+                        help="classifiers: --data is this GLUE task's split; print "
+                             "its official metrics (cola: Matthews correlation; "
+                             "mrpc, qqp: accuracy and F1; stsb: Pearson and "
+                             "Spearman; sst2, mnli, mnli_matched, mnli_mismatched, "
+                             "qnli, rte, wnli: accuracy)")
     parser.add_argument("--batch-size", type=int, default=32)
 
 
@@ -61,9 +68,23 @@ def run(args):
     from kzoo.cli.environment import CommandError
     from kzoo.cli.loading import family, load_task, saved_task_class
 
+    if args.glue is not None:
+        from kzoo.metrics.glue import glue_task
+
+        try:
+            args.glue = glue_task(args.glue)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
     if os.path.isfile(args.model) or family(args.model).word_vectors is not None:
+        if args.glue is not None:
+            raise CommandError("--glue scores a fine-tuned classifier; "
+                               f"{args.model} holds word vectors.")
         return _word_vectors(args)
     cls = saved_task_class(args.model)
+    if args.glue is not None and not (cls is not None
+                                      and issubclass(cls, kzoo.models.TextClassifier)):
+        raise CommandError(f"--glue scores a fine-tuned classifier or regressor; "
+                           f"{args.model} holds {cls.__name__ if cls else 'no task'}.")
     shapes = (kzoo.models.TextClassifier, kzoo.models.TokenClassifier,
               kzoo.models.QuestionAnswerer, kzoo.models.MultipleChoice)
     if cls is not None and issubclass(cls, shapes):
@@ -91,6 +112,38 @@ def run(args):
         f"{cls.__name__ if cls else 'no task'}.")
 
 
+_GLUE_NAMES = {"matthews_correlation": "Matthews correlation", "accuracy": "accuracy",
+               "f1": "F1", "pearson": "Pearson", "spearmanr": "Spearman"}
+
+
+def _glue(model, args):
+    """Prints the official metrics of the GLUE task ``args.glue``."""
+    import numpy as np
+
+    from kzoo import metrics, training
+    from kzoo.cli.environment import CommandError
+
+    task = args.glue
+    if (task == "stsb") != model.is_regressor:
+        raise CommandError(
+            f"GLUE's {task} is a {'regression' if task == 'stsb' else 'classification'}"
+            f" task, but {args.model} holds a "
+            f"{'regressor' if model.is_regressor else 'classifier'}: pass the "
+            "GLUE task the model was fine-tuned on.")
+    if task == "stsb":
+        x, y = training.read_scored_file(args.data)
+    else:
+        x, y, _ = training.read_labeled_file(args.data, label_names=model.label_names)
+    predicted = np.asarray(model.predict(x, batch_size=args.batch_size, verbose=0))
+    try:
+        scores = metrics.glue_scores(task, y, predicted)
+    except ValueError as error:
+        raise CommandError(f"{args.data}: {error}") from None
+    shown = ", ".join(f"{_GLUE_NAMES[k]} {v:.4f}" for k, v in scores.items())
+    print(f"GLUE {task}: {shown} ({len(y)} examples)")
+    return 0
+
+
 def _scores(model, args):
     """Prints the scores the task's benchmarks report."""
     import numpy as np
@@ -98,6 +151,8 @@ def _scores(model, args):
     import kzoo
     from kzoo import metrics, training
 
+    if args.glue is not None:
+        return _glue(model, args)
     if isinstance(model, kzoo.models.TokenClassifier):
         words, tags, _ = training.read_tagged_file(args.data,
                                                    label_names=model.label_names)
@@ -131,14 +186,12 @@ def _scores(model, args):
         print(f"accuracy {result['accuracy']:.4f} ({len(labels)} questions)")
         return 0
     if model.is_regressor:
+        from kzoo.metrics.glue import correlation_scores
+
         x, y = training.read_scored_file(args.data)
         predicted = np.asarray(model.predict(x, batch_size=args.batch_size,
                                              verbose=0))[:, 0]
-        values = []
-        for metric in (metrics.PearsonCorrelation(),
-                       metrics.SpearmanCorrelation(capacity=max(len(y), 1))):
-            metric.update_state(y, predicted)
-            values.append(float(metric.result()))
+        values = list(correlation_scores(y, predicted).values())
         print(f"Pearson {values[0]:.4f}, Spearman {values[1]:.4f} ({len(y)} examples)")
         return 0
     x, y, _ = training.read_labeled_file(args.data, label_names=model.label_names)
