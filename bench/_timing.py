@@ -32,12 +32,26 @@ def prepare_worker(backend, cores, repo_root):
     """A worker process's setup, before Keras is imported.
 
     Pins it (``pin_cores``), selects the Keras backend (read once, at
-    import), quiets TF's C++ logs and puts the repository on ``sys.path``.
+    import), quiets TF's C++ logs, puts the repository on ``sys.path`` and,
+    asked by ``KZOO_MALLOC_TUNING=1``, sets PyTorch workers' allocator
+    (``malloc_tuning``).
     """
     pin_cores(cores)
     os.environ["KERAS_BACKEND"] = backend
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.path.insert(0, repo_root)
+    if backend == "torch" and malloc_tuning():
+        from kzoo.ops.memory import reuse_freed_memory
+
+        reuse_freed_memory()
+
+
+def malloc_tuning():
+    """Whether ``KZOO_MALLOC_TUNING=1`` asks for glibc's allocator setting
+    (``kzoo.ops.memory.reuse_freed_memory``): then every PyTorch worker makes
+    it before its rows run, kzoo's and the reference libraries' alike, and
+    the results file records it (``malloc_tuning``)."""
+    return os.environ.get("KZOO_MALLOC_TUNING") == "1"
 
 
 BACKENDS = {"tf": "tensorflow", "jax": "jax", "torch": "torch"}

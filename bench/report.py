@@ -17,6 +17,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _results  # noqa: E402
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPO_ROOT, "bench", "results")
 DOCS = os.path.join(REPO_ROOT, "docs")
@@ -26,8 +29,7 @@ CHART = "img/benchmark-ratios.png"
 REFERENCES = {"transformers": ("#1f77b4", "transformers"),
               "keras-hub": ("#ff7f0e", "keras-hub"),
               "gensim": ("#2ca02c", "gensim"),
-              "sentence-transformers": ("#d62728", "sentence-transformers (ONNX backend)"),
-              "AllenNLP 2.10": ("#9467bd", "AllenNLP 2.10 (its published figure)")}
+              "sentence-transformers": ("#d62728", "sentence-transformers (ONNX backend)")}
 
 
 def library(name, row):
@@ -97,14 +99,6 @@ def _against(key, reference):
     return ratio
 
 
-def _against_figure(key):
-    """kzoo's best row over the published AllenNLP figure of the file."""
-    def ratio(data):
-        figure = (data.get("reference_sentences_per_s") or {}).get("AllenNLP 2.10")
-        return _ratio(_best(data, key, lambda lib: lib == "kzoo"), figure)
-    return ratio
-
-
 def _field(key, spec, default=None):
     def cell(data, name, row):
         value = row.get(key, default)
@@ -149,11 +143,6 @@ def _language_model_rows(data):
                 entry["x_full"] = _ratio(entry.get("sampled"), entry.get("full"))
             rows.append((f"{name} {size:,} words", {"library": "kzoo", **entry}))
     return rows
-
-
-def _x_allennlp(data, name, row):
-    figure = (data.get("reference_sentences_per_s") or {}).get("AllenNLP 2.10")
-    return _number(_ratio(row.get("sentences_per_s"), figure), ".2f")
 
 
 def _tax(key):
@@ -228,10 +217,7 @@ _ELMO_COLUMNS = [
     ("dtype", _field("dtype", "s")),
     ("jit", _field("jit", "s")),
     ("sentences/s", _field("sentences_per_s", ".1f")),
-    ("x AllenNLP", _x_allennlp),
 ]
-_ELMO_MEASURES = [("inference", "sentences_per_s",
-                   [("AllenNLP 2.10", _against_figure("sentences_per_s"))])]
 
 _PRETRAINING_DATA = dict(
     chart="Pretraining data",
@@ -302,14 +288,15 @@ BENCHMARKS = {
         chart="ELMo (published size)",
         title="ELMo inference, published size",
         about="The published ELMo (93.6M parameters), random weights, batch 32 x 20 "
-              "words. AllenNLP cannot be installed beside this stack, so `x AllenNLP` "
-              "divides by its published figure (sentences/s on another machine).",
-        columns=_ELMO_COLUMNS, measures=_ELMO_MEASURES),
+              "words. AllenNLP cannot be installed beside this stack: its published "
+              "figure, measured on another machine, is given below each table as a "
+              "note, not as a ratio.",
+        columns=_ELMO_COLUMNS, measures=[]),
     "elmo small": dict(
         chart="ELMo (small)",
         title="ELMo inference, small size",
         about="A 5.4M-parameter ELMo (LSTM 1024 / 128), as the published-size one.",
-        columns=_ELMO_COLUMNS, measures=_ELMO_MEASURES),
+        columns=_ELMO_COLUMNS, measures=[]),
     "word2vec skip-gram": dict(
         chart="word2vec skip-gram",
         title="word2vec skip-gram training",
@@ -435,7 +422,8 @@ def latest_idle(files):
     chosen = {}
     for name, data in sorted(files, key=_when):
         if data["idle"]:
-            chosen.setdefault(data["benchmark"], {})[data["machine"]] = (name, data)
+            chosen.setdefault(data["benchmark"], {})[_results.result_machine(data)] = (
+                name, data)
     return {bench: [(machine, *machines[machine]) for machine in sorted(machines)]
             for bench, machines in chosen.items()}
 
@@ -448,6 +436,15 @@ def _table(spec, data):
         cells = [name] + [cell(data, name, row) for _, cell in spec["columns"]]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _published_figures(data):
+    """A file's published reference figures (measured on other machines),
+    as a labelled note: never divided into this machine's rows."""
+    figures = data.get("reference_sentences_per_s") or {}
+    return [line for reference, value in figures.items() if value for line in (
+        "", f"{reference}'s published figure, measured on another machine and so "
+        f"not comparable with the rows above: {value:,.1f} sentences/s.")]
 
 
 def chart_bars(files):
@@ -525,11 +522,13 @@ def markdown(files, results_path="bench/results"):
             out += ["", f"### {machine}, {data['date']}", "",
                     f"`{data['command']}` (idle{order}; `{results_path}/{name}`)", ""]
             out += _table(spec, data)
+            out += _published_figures(data)
         out += ["", "History:", ""]
         for name, data in history:
             idle = "idle" if data["idle"] else data.get("idle_note") or "busy"
             source = "".join(f", {data[k]}" for k in ("kzoo_version", "source") if data.get(k))
-            out.append(f"- `{results_path}/{name}`: {data['date']}, {data['machine']}, "
+            out.append(f"- `{results_path}/{name}`: {data['date']}, "
+                       f"{_results.result_machine(data)}, "
                        f"{idle}{source}")
     return "\n".join(out) + "\n"
 

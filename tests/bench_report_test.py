@@ -194,3 +194,75 @@ def test_an_onnx_run_shows_kzoo_over_the_same_dtype_and_transformers_fp32(report
         pytest.approx(150.0 / 100.0))
     assert bars[("MiniLM on ONNX Runtime, batch 1 x 16", "transformers")] == (
         pytest.approx(500.0 / 90.0))
+
+
+@pytest.fixture(scope="module")
+def results_module():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import _results
+
+    return _results
+
+
+_CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 26
+model\t\t: 2
+model name\t: AMD EPYC
+flags\t\t: fpu avx2 avx512f avx512_bf16 sse
+
+processor\t: 1
+model name\t: another block, not read
+"""
+
+
+def test_one_machine_name_from_cpuinfo(results_module, tmp_path):
+    path = tmp_path / "cpuinfo"
+    path.write_text(_CPUINFO)
+    fields = results_module.cpuinfo(str(path))
+    assert fields["model_name"] == "AMD EPYC" and fields["cpu_family"] == "26"
+    assert fields["model"] == "2" and fields["flags"] == ["avx512_bf16", "avx512f", "avx2"]
+    fields["cores"] = 2
+    assert results_module.machine_name(fields) == (
+        "2-core AMD EPYC (cpu family 26, model 2; AVX-512 bf16)")
+    # A file without the fields keeps its text; one with them is named by them.
+    assert results_module.result_machine({"machine": "2-core box"}) == "2-core box"
+    assert results_module.result_machine(
+        {"machine": "free text", "cpuinfo": fields}) == results_module.machine_name(fields)
+
+
+def test_files_of_one_machine_share_its_name_on_the_page(report, results_module, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    fields = {"cores": 2, "model_name": "AMD EPYC", "cpu_family": "26", "model": "2",
+              "flags": ["avx512_bf16"]}
+    for name, text, date in (("a.json", "2-core AMD EPYC", "2026-01-01"),
+                             ("b.json", "AMD EPYC (Zen 5) with bf16 units", "2026-01-02")):
+        data = _bert_file(results, name, text, date, True, 10.0, 20.0)
+        data["cpuinfo"] = fields
+        (results / name).write_text(json.dumps(data))
+    files = report.load(str(results))
+    name = results_module.machine_name(fields)
+    assert [(machine, file) for machine, file, _ in report.latest_idle(files)["bert"]] == [
+        (name, "b.json")]
+    page = report.markdown(files)
+    assert "Zen 5" not in page and "2-core AMD EPYC |" not in page
+    assert page.count(f"{name}") == 3  # the table's heading and both history lines
+
+
+def test_a_figure_published_for_another_machine_is_a_note_not_a_ratio(report, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    data = {"benchmark": "elmo full", "script": "bench/elmo.py", "command": "cmd elmo",
+            "machine": "2-core box", "date": "2026-01-01", "idle": True,
+            "reference_sentences_per_s": {"AllenNLP 2.10": 15.0},
+            "results": {"kzoo-jax": {"library": "kzoo", "sentences_per_s": 30.0}}}
+    (results / "elmo.json").write_text(json.dumps(data))
+    files = report.load(str(results))
+    assert report.chart_bars(files) == []
+    page = report.markdown(files)
+    assert "| kzoo-jax | - | - | 30.0 |" in page
+    assert "AllenNLP 2.10's published figure" in page and "15.0 sentences/s" in page
+    assert "2.00" not in page and "x AllenNLP" not in page

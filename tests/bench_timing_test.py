@@ -46,3 +46,29 @@ def test_a_row_runs_in_the_interpreter_it_names(timing, tmp_path, interleave):
     assert results["own"]["python"] == sys.executable, results
     assert results["other"]["python"] == str(other), results
     assert results["own"]["calls"] == results["other"]["calls"] == 2
+
+
+_PREPARED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _timing
+_timing.prepare_worker(sys.argv[2], None, sys.argv[3])
+from kzoo.ops import memory
+print(memory.malloc_tuned())
+"""
+
+
+@pytest.mark.parametrize("backend, asked, tuned", [
+    ("torch", None, False), ("torch", "1", True), ("jax", "1", False)])
+def test_a_pytorch_worker_tunes_malloc_only_when_asked(backend, asked, tuned):
+    import subprocess
+
+    pytest.importorskip(backend)
+    env = {k: v for k, v in os.environ.items() if k != "KZOO_MALLOC_TUNING"}
+    if asked:
+        env["KZOO_MALLOC_TUNING"] = asked
+    out = subprocess.run([sys.executable, "-c", _PREPARED, str(ROOT / "bench"), backend,
+                          str(ROOT)], env=env, check=True, capture_output=True,
+                         text=True).stdout.split()
+    # Every row of the worker, kzoo's or not, runs after this setup.
+    assert out[-1] == str(tuned and sys.platform == "linux")
