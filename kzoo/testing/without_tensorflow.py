@@ -76,7 +76,8 @@ def run_without_tensorflow(code, backend=None, timeout=600, env=None, cwd=None):
 def check_without_tensorflow(code, **kwargs):
     """``run_without_tensorflow``, raising with the process's output when it
     fails (or imported TensorFlow); returns its stdout."""
-    check = "\nimport sys as _sys\nassert 'tensorflow' not in _sys.modules\n"
+    check = ("\nfrom kzoo._modules import imported as _imported\n"
+             "assert not _imported('tensorflow')\n")
     result = run_without_tensorflow(textwrap.dedent(code) + check, **kwargs)
     if result.returncode != 0:
         raise AssertionError(
