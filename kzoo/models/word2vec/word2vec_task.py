@@ -390,8 +390,8 @@ class Word2VecTask(Task):
 
         Args:
             tokenizer: a `WordTokenizer` with the corpus counts.
-            hidden_dim, window, negative, sample, shrink_window, seed,
-                **kwargs: as `from_corpus`.
+            **kwargs: `hidden_dim`, `window`, `negative`, `sample`,
+                `shrink_window`, `seed` and the rest, as `from_corpus`.
         """
         preprocessor = Word2VecPreprocessor(
             tokenizer=tokenizer, window=window, negative=negative,
