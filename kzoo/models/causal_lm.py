@@ -53,7 +53,7 @@ class _Generation(keras.Model):
     """
 
     def __init__(self, task, sampler, stop_token_ids, pad_token_id,
-                 logits_processor=None, num_return_sequences=1):
+                 logits_processor=None, num_return_sequences=1, stop_strings=None):
         super().__init__(name="generation")
         self.task = task
         # Plain attributes: a sampler and a processor are not layers.
@@ -63,6 +63,7 @@ class _Generation(keras.Model):
         self.stop_token_ids = tuple(stop_token_ids)
         self.pad_token_id = pad_token_id
         self.num_return_sequences = num_return_sequences
+        object.__setattr__(self, "stop_strings", stop_strings)
         self.jit_compile = task.jit_compile
         self.built = True
 
@@ -107,6 +108,8 @@ class _Generation(keras.Model):
             controls["logits_processor"] = self.logits_processor
         if inputs.get("row_ends") is not None:
             controls["row_ends"] = ops.cast(inputs["row_ends"], "int32")
+        if self.stop_strings is not None:
+            controls["stop_strings"] = self.stop_strings
         if self.num_return_sequences != 1:
             controls["num_return_sequences"] = self.num_return_sequences
         return controls
@@ -266,16 +269,20 @@ class CausalLM(Task):
 
     # --- generation ---
     def _generation(self, sampler, stop_token_ids, pad_token_id,
-                    logits_processor=None, num_return_sequences=1):
+                    logits_processor=None, num_return_sequences=1, stop_strings=()):
         processor = (tuple(sorted(logits_processor.get_config().items()))
                      if logits_processor is not None and logits_processor.active else None)
         key = (type(sampler), tuple(sorted(sampler.get_config().items())),
                tuple(stop_token_ids), pad_token_id, self.jit_compile, processor,
-               num_return_sequences)
+               num_return_sequences, tuple(stop_strings))
         if key not in self._generations:
+            checker = None
+            if stop_strings:
+                checker = samplers_lib.StopStrings(
+                    stop_strings, self.preprocessor.token_bytes())
             self._generations[key] = _Generation(
                 self, sampler, stop_token_ids, pad_token_id, logits_processor,
-                num_return_sequences)
+                num_return_sequences, checker)
         return self._generations[key]
 
     def _stop_token_ids(self, stop_token_ids):
@@ -293,13 +300,14 @@ class CausalLM(Task):
 
     def _plan(self, prompt_token_ids, max_length, sampler, stop_token_ids,
               max_new_tokens, min_new_tokens, repetition_penalty,
-              no_repeat_ngram_size, num_return_sequences, streaming):
+              no_repeat_ngram_size, num_return_sequences, streaming, stop_strings=None):
         """Checks the arguments (before anything is allocated) and builds the
         generation and its inputs: ``(generation, inputs, rows, ends,
         stop_token_ids)``, ``rows`` and ``ends`` (each row's last position
         + 1) one per returned sequence."""
         sampler = samplers_lib.get(sampler)
         stop_token_ids = self._stop_token_ids(stop_token_ids)
+        stop_strings = self._stop_strings(stop_strings)
         processor = samplers_lib.LogitsProcessor(
             repetition_penalty=repetition_penalty,
             no_repeat_ngram_size=no_repeat_ngram_size,
@@ -380,7 +388,7 @@ class CausalLM(Task):
         noise = ops.convert_to_numpy(sampler.make_noise((len(rows), max_length)))
         generation = self._generation(
             sampler, stop_token_ids, pad, processor,
-            num_return_sequences if beams is not None else 1)
+            num_return_sequences if beams is not None else 1, stop_strings)
         prefill = _prefill_length(min(len(row) for row in rows), max_length)
         inputs = {"token_ids": token_ids, "prompt_mask": prompt_mask,
                   "noise": noise.astype("float32"),
@@ -392,11 +400,24 @@ class CausalLM(Task):
             ends = [end for end in ends for _ in range(num_return_sequences)]
         return generation, inputs, rows, ends, stop_token_ids
 
+    def _stop_strings(self, stop_strings):
+        if stop_strings is None:
+            return ()
+        strings = (stop_strings,) if isinstance(stop_strings, str) else tuple(stop_strings)
+        for s in strings:
+            if not isinstance(s, str) or not s:
+                raise ValueError(f"`stop_strings` must be non-empty strs, got {s!r}.")
+        if strings and (self.preprocessor is None
+                        or not hasattr(self.preprocessor, "token_bytes")):
+            raise ValueError("`stop_strings` needs the task's preprocessor (its "
+                             "tokenizer's text of each token).")
+        return strings
+
     def generate_token_ids(self, prompt_token_ids, max_length=None, sampler="greedy",
                            stop_token_ids="auto", *, max_new_tokens=None,
                            min_new_tokens=0, repetition_penalty=1.0,
                            no_repeat_ngram_size=0, num_return_sequences=1,
-                           streamer=None):
+                           stop_strings=None, streamer=None):
         """Continues prompts given as token ids.
 
         The controls follow Hugging Face's ``generate`` (same names, same
@@ -430,6 +451,10 @@ class CausalLM(Task):
                 sampling sampler each prompt is sampled that many times; with
                 beam search the best that many beams (at most ``num_beams``),
                 best first. Greedy decoding returns one.
+            stop_strings: a str or strs. A row ends when its text reaches one
+                (the token that completes it is kept, so the text ends with
+                it or runs a few characters past it), decided as transformers'
+                ``StopStringCriteria`` does. Needs the preprocessor.
             streamer: an object with ``put(token_ids)`` and ``end()``
                 (transformers' streamer protocol, e.g. its ``TextStreamer``),
                 for one prompt and a greedy or sampling sampler: ``put``
@@ -446,7 +471,8 @@ class CausalLM(Task):
         generation, inputs, rows, ends, stop_token_ids = self._plan(
             prompt_token_ids, max_length, sampler, stop_token_ids, max_new_tokens,
             min_new_tokens, repetition_penalty, no_repeat_ngram_size,
-            num_return_sequences, streaming=streamer is not None)
+            num_return_sequences, streaming=streamer is not None,
+            stop_strings=stop_strings)
         if streamer is not None:
             streamer.put(np.asarray(rows, "int64"))
             new = []
@@ -463,6 +489,10 @@ class CausalLM(Task):
                 if t in stop_token_ids:
                     new = new[:j + 1]
                     break
+            if generation.stop_strings is not None:
+                stop = generation.stop_strings.first_stop(row + new, len(row))
+                if stop is not None:
+                    new = new[:stop + 1 - len(row)]
             results.append(row + new)
         return results
 
@@ -475,7 +505,7 @@ class CausalLM(Task):
         a warning. See ``generate_token_ids`` for the arguments and the
         controls (``max_new_tokens``, ``min_new_tokens``,
         ``repetition_penalty``, ``no_repeat_ngram_size``,
-        ``num_return_sequences``, ``streamer``).
+        ``num_return_sequences``, ``stop_strings``, ``streamer``).
 
         Args:
             prompts: a str or a list of str (different lengths are fine).
@@ -525,7 +555,8 @@ class CausalLM(Task):
             controls.pop("max_new_tokens", None), controls.pop("min_new_tokens", 0),
             controls.pop("repetition_penalty", 1.0),
             controls.pop("no_repeat_ngram_size", 0),
-            controls.pop("num_return_sequences", 1), streaming=True)
+            controls.pop("num_return_sequences", 1), streaming=True,
+            stop_strings=controls.pop("stop_strings", None))
         if controls:
             raise TypeError(f"generate_stream() got unexpected arguments "
                             f"{sorted(controls)}.")

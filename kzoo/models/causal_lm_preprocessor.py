@@ -167,6 +167,16 @@ class CausalLMPreprocessor(Preprocessor):
                          if kept else "")
         return texts
 
+    def token_bytes(self):
+        """The bytes of each token id's text (a list, by id), for stop
+        strings; needs a byte-level tokenizer."""
+        id_bytes = getattr(self.tokenizer, "_python_id_bytes", None)
+        if id_bytes is None:
+            raise ValueError(f"Stop strings need each token's bytes, which "
+                             f"{type(self.tokenizer).__name__} does not give: use "
+                             "stop_token_ids.")
+        return id_bytes()
+
     def generate_postprocess_stream(self, token_ids):
         """Token ids arriving one at a time → text pieces, yielded as soon as
         they are whole characters.

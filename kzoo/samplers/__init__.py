@@ -5,6 +5,7 @@ from kzoo.samplers.greedy_sampler import GreedySampler
 from kzoo.samplers.logits_processor import LogitsProcessor
 from kzoo.samplers.random_sampler import RandomSampler
 from kzoo.samplers.sampler import Sampler
+from kzoo.samplers.stop_strings import StopStrings
 from kzoo.samplers.top_k_sampler import TopKSampler
 from kzoo.samplers.top_p_sampler import TopPSampler
 
@@ -36,4 +37,4 @@ def get(identifier):
 
 
 __all__ = ["BeamSampler", "GreedySampler", "LogitsProcessor", "RandomSampler", "Sampler",
-           "TopKSampler", "TopPSampler", "get"]
+           "StopStrings", "TopKSampler", "TopPSampler", "get"]

@@ -75,7 +75,7 @@ class BeamSampler(Sampler):
 
     def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
                  stop_token_ids=(), pad_token_id=0, logits_processor=None,
-                 row_ends=None, num_return_sequences=1):
+                 row_ends=None, stop_strings=None, num_return_sequences=1):
         beams = self.num_beams
         if num_return_sequences > beams:
             raise ValueError(f"`num_return_sequences`={num_return_sequences} is more "
@@ -138,6 +138,9 @@ class BeamSampler(Sampler):
             stopped = ops.reshape(_is_stop(ops.reshape(chosen, (-1,)), stop_token_ids),
                                   (batch, keep))
             stopped = ops.logical_or(stopped, (index + 1 >= row_ends)[:, None])
+            if stop_strings is not None:
+                stopped = ops.logical_or(stopped, ops.reshape(
+                    stop_strings(grown, index), (batch, keep)))
             stopped = ops.logical_and(stopped, ops.logical_not(row_in_prompt)[:, None])
             # Live beams: the best that did not stop.
             live_scores = top_scores + ops.cast(stopped, "float32") * _NEVER

@@ -79,7 +79,7 @@ class Sampler:
 
     def __call__(self, next_fn, token_ids, cache, index, prompt_mask, noise,
                  stop_token_ids=(), pad_token_id=0, logits_processor=None,
-                 row_ends=None):
+                 row_ends=None, stop_strings=None):
         """Runs the loop.
 
         Args:
@@ -98,6 +98,8 @@ class Sampler:
                 logits before the temperature, or None.
             row_ends: int ``[batch]`` or None: a row ends after position
                 ``row_ends - 1`` (padding after it); None: at ``max_length``.
+            stop_strings: a ``kzoo.samplers.stop_strings.StopStrings`` or
+                None: a row whose text reaches one ends.
 
         Returns:
             int ``[batch, max_length]``: prompts and generated tokens.
@@ -105,7 +107,8 @@ class Sampler:
         max_length = ops.shape(token_ids)[1]
         done = ops.zeros_like(_column(prompt_mask, 0), dtype="bool")
         controls = dict(stop_token_ids=stop_token_ids, pad_token_id=pad_token_id,
-                        logits_processor=logits_processor, row_ends=row_ends)
+                        logits_processor=logits_processor, row_ends=row_ends,
+                        stop_strings=stop_strings)
 
         def cond(token_ids, cache, index, done):
             return ops.logical_and(index < max_length,
@@ -121,7 +124,7 @@ class Sampler:
 
     def step(self, next_fn, token_ids, cache, index, done, prompt_mask, noise,
              stop_token_ids=(), pad_token_id=0, logits_processor=None,
-             row_ends=None):
+             row_ends=None, stop_strings=None):
         """One iteration of the loop: fills position ``index``.
 
         The compiled loop runs it inside ``ops.while_loop``; streaming runs
@@ -147,6 +150,9 @@ class Sampler:
         if row_ends is not None:
             done = ops.logical_or(done, index + 1 >= row_ends)
         token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
+        if stop_strings is not None:
+            done = ops.logical_or(done, ops.logical_and(
+                ops.logical_not(in_prompt), stop_strings(token_ids, index)))
         return token_ids, cache, index + 1, done
 
     def get_config(self):

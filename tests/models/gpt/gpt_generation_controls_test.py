@@ -265,3 +265,51 @@ def test_streaming_refuses_what_it_cannot_stream(models):
         lm.generate_token_ids([PROMPT, PROMPT], streamer=_Recorder())
     with pytest.raises(ValueError, match="BeamSampler"):
         lm.generate_stream("a cat", sampler="beam")
+
+
+@pytest.mark.parametrize("beams", [1, 3])
+def test_stop_strings_end_where_the_text_first_holds_them(models, beams):
+    """The row ends with the first token whose text completes the string
+    (found here by searching the decoded text), and is otherwise the row
+    generated without it."""
+    _, lm = models
+    sampler = "greedy" if beams == 1 else samplers.BeamSampler(num_beams=beams)
+    free = lm.generate_token_ids([PROMPT], max_new_tokens=20, stop_token_ids=None,
+                                 sampler=sampler)[0]
+    decode = lm.preprocessor.generate_postprocess
+    pieces = [decode([[t]])[0] for t in free]
+    # A string across two whole-character tokens of the continuation.
+    j = next(j for j in range(len(PROMPT), len(free) - 1)
+             if pieces[j] and pieces[j + 1] and "\ufffd" not in pieces[j] + pieces[j + 1])
+    stop = pieces[j][-1] + pieces[j + 1][0]
+    end = next(p for p in range(len(PROMPT), len(free))
+               if stop in decode([free[len(PROMPT):p + 1]])[0])
+    assert end < len(free) - 1
+    found = lm.generate_token_ids([PROMPT], max_new_tokens=20, stop_token_ids=None,
+                                  sampler=sampler, stop_strings=[stop, "never there"])[0]
+    if beams == 1:
+        assert found == free[:end + 1]
+        recorder = _Recorder()
+        assert lm.generate_token_ids([PROMPT], max_new_tokens=20, stop_token_ids=None,
+                                     stop_strings=stop, streamer=recorder)[0] == found
+        assert recorder.puts[1:] == [[t] for t in found[len(PROMPT):]]
+    else:  # the search goes on among the other beams: the best one holds it
+        assert stop in decode([found[len(PROMPT):]])[0]
+        assert stop not in decode([found[len(PROMPT):-1]])[0]
+
+
+def test_stop_strings_table_walk_equals_the_text_rule():
+    """The tensor check and the host rule agree on random token sequences."""
+    token_bytes = [b"s", b"t", b"o", b"p", b"st", b"op", b"stop", b"las", b"topper",
+                   b"x", b"pped", b"to", b"xstopy", b"opera"]
+    checker = samplers.StopStrings(("stop", "pp"), token_bytes)
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, len(token_bytes), (400, 6))
+    rows[:6, :2] = [[4, 5], [6, 0], [7, 8], [0, 11], [3, 10], [6, 9]]
+    found = to_numpy(checker(rows[:, :2], 1))
+    expected = [checker.first_stop(list(r[:2]), 1) == 1 for r in rows]
+    assert found.tolist() == expected
+    assert expected[:6] == [True, False, True, False, True, False]
+    found = to_numpy(checker(rows, 5))
+    expected = [checker.first_stop(list(r), 5) == 5 for r in rows]
+    assert found.tolist() == expected and 0 < sum(expected) < 400
