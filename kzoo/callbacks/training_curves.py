@@ -104,7 +104,7 @@ class TrainingCurves(keras.callbacks.Callback):
         return os.path.splitext(self.path)[0] + ".csv"
 
     def _write_csv(self, plotted):
-        epochs = max(len(values) for values in plotted.values())
+        epochs = max((len(values) for values in plotted.values()), default=0)
         tmp = self.csv_path() + ".tmp"
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
