@@ -20,7 +20,8 @@ def test_stream_prints_the_generated_text(pretrained, capsys):
     model = pretrained("gpt")
     capsys.readouterr()  # the tiny model's training log
     flags = ["--prompt", "the old cat", "--prompt", "a", "--max-new-tokens", "8",
-             "--repetition-penalty", "1.3", "--no-repeat-ngram-size", "2", "--stop-string", "zzz"]
+             "--repetition-penalty", "1.3", "--no-repeat-ngram-size", "2",
+             "--stop-string", "zzz"]
     plain = _run(capsys, model, *flags)
     streamed = _run(capsys, model, *flags, "--stream")
     assert streamed == plain
