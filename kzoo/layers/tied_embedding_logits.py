@@ -5,20 +5,7 @@ from keras import ops
 
 from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
-
-
-#: up to this many rows (a generation step), the logits take the few-rows forms
-_FEW_ROWS = 64
-
-
-def _static_rows(shape):
-    """The number of rows of ``[..., hidden_dim]``, or None if not static."""
-    rows = 1
-    for dim in shape[:-1]:
-        if not isinstance(dim, int):
-            return None
-        rows *= dim
-    return rows
+from kzoo.ops.embedding import FEW_ROWS, static_rows
 
 
 def token_embedding_table(embedding, dtype):
@@ -112,8 +99,14 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         quantizer = _int8_inputs_quantizer(self.token_embedding)
         if quantizer is not None:
             return self._int8_logits(inputs, quantizer)
-        embeddings = token_embedding_table(self.token_embedding, inputs.dtype)
-        return self._scores(inputs, embeddings)
+        embedding = self.token_embedding
+        if (getattr(embedding, "quantization_mode", None) is None
+                and embedding.variable_dtype
+                == keras.backend.standardize_dtype(inputs.dtype)):
+            embeddings = embedding.embeddings  # read where it lies
+        else:
+            embeddings = token_embedding_table(embedding, inputs.dtype)
+        return kzoo_ops.embedding_logits(inputs, embeddings)
 
     def _int8_logits(self, inputs, quantizer):
         """The logits of an int8 table as Keras' int8 ``Dense`` computes
@@ -134,7 +127,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         table = ops.convert_to_tensor(embedding.embeddings)  # int8 [V, D]
         table_scale = ops.cast(
             ops.convert_to_tensor(embedding.embeddings_scale), "float32")
-        rows = _static_rows(inputs.shape)
+        rows = static_rows(inputs.shape)
         flat = inputs
         if rows is not None:
             flat = ops.reshape(inputs, (rows, inputs.shape[-1]))
@@ -149,7 +142,7 @@ class TiedEmbeddingLogits(keras.layers.Layer):
                         None, None)
 
             quantized, flat_scale = quantizer(flat, axis=-1)  # int8, [N, 1]
-            if rows is not None and 1 < rows <= _FEW_ROWS:
+            if rows is not None and 1 < rows <= FEW_ROWS:
                 # A generation step of 2-64 rows: one matrix-vector product
                 # per row ([rows, 1, D] x [D, V]), which XLA runs about as
                 # fast as one row, where one [rows, D] x [D, V] product or
@@ -165,25 +158,6 @@ class TiedEmbeddingLogits(keras.layers.Layer):
         if rows is not None:
             logits = ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
         return logits
-
-    def _scores(self, inputs, embeddings):
-        """``inputs @ embeddings^T`` in float32, in the fastest form for
-        the shape and dtype."""
-        rows = _static_rows(inputs.shape)
-        float32 = keras.backend.standardize_dtype(inputs.dtype) == "float32"
-        if rows is not None and rows <= _FEW_ROWS and float32:
-            # A few float32 rows (a generation step): `embeddings @
-            # hidden^T`, the table read row by row as it lies. PyTorch's
-            # float32 CPU product with a transposed right-hand side reads it
-            # slower (batch 8 x GPT-2's 50257 x 512; level on XLA). In
-            # bfloat16 it is the other way round: oneDNN's bfloat16
-            # `hidden @ embeddings^T` (Hugging Face's `lm_head`) is the faster
-            # one, and its float32 cast reads the logits as they lie (the cast
-            # of a transposed bfloat16 product walks it element by element).
-            flat = ops.reshape(inputs, (rows, inputs.shape[-1]))
-            logits = ops.transpose(ops.matmul(embeddings, ops.transpose(flat)))
-            return ops.reshape(logits, tuple(inputs.shape[:-1]) + (-1,))
-        return ops.cast(ops.matmul(inputs, ops.transpose(embeddings)), "float32")
 
     def compute_output_shape(self, inputs_shape):
         return tuple(inputs_shape[:-1]) + (self.token_embedding.input_dim,)

@@ -1,10 +1,15 @@
 """Transformer decoder block: causal self-attention with a key/value cache."""
 
+import keras
 from keras import ops
 
 from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
-from kzoo.layers.transformer_block import TransformerBlock
+from kzoo.layers.transformer_block import (
+    _LINEAR_ACTIVATIONS,
+    TransformerBlock,
+    _normalizes_last_axis,
+)
 
 
 @kzoo_export("kzoo.layers.TransformerDecoder")
@@ -141,6 +146,36 @@ class TransformerDecoder(TransformerBlock):
                 f"max_length, head_dim={self.head_dim}] (head-major; "
                 f"`build_cache` makes one), got shape {shape}.")
 
+    def _step_weights(self):
+        """``(weights, activation)``, the block's weights as a
+        ``kzoo.ops.DecoderBlockWeights`` and its activation by
+        ``kzoo.ops.linear``'s name for it, where
+        ``kzoo.ops.cached_decoder_block`` computes what its sublayers do
+        (plain ``Dense`` layers, unquantized, LoRA's merged kernels where
+        enabled; an activation ``linear`` has; plain last-axis layer norms
+        of the block's epsilon), else None."""
+        norms = (self.self_attention_layer_norm, self.feedforward_layer_norm)
+        denses = (self.query_key_value_dense, self.attention_output_dense,
+                  self.feedforward_intermediate_dense, self.feedforward_output_dense)
+        if not all(type(d) is keras.layers.Dense and d.quantization_mode is None
+                   for d in denses):
+            return None
+        activation = _LINEAR_ACTIVATIONS.get(
+            self.feedforward_intermediate_dense.activation, False)
+        if activation is False or any(
+                d.activation is not keras.activations.linear for d in denses
+                if d is not self.feedforward_intermediate_dense):
+            return None
+        if not all(type(n) is keras.layers.LayerNormalization
+                   and _normalizes_last_axis(n, 3)
+                   and n.epsilon == self.layer_norm_epsilon for n in norms):
+            return None
+        return kzoo_ops.DecoderBlockWeights(
+            norms[0].gamma, norms[0].beta, denses[0].kernel, denses[0].bias,
+            denses[1].kernel, denses[1].bias, norms[1].gamma, norms[1].beta,
+            denses[2].kernel, denses[2].bias, denses[3].kernel, denses[3].bias,
+        ), activation
+
     def _self_attention(self, x, padding_mask, cache, cache_update_index,
                         training, residual=None, cache_in_place=False):
         fast = cache is not None
@@ -172,6 +207,13 @@ class TransformerDecoder(TransformerBlock):
                 "position up to `cache_update_index` is attended to.")
         if cache is not None:
             self._check_cache(cache)
+            step = None if training else self._step_weights()
+            if step is not None:  # one op for the whole block
+                weights, activation = step
+                return kzoo_ops.cached_decoder_block(
+                    inputs, cache, cache_update_index, weights,
+                    normalize_first=self.normalize_first, activation=activation,
+                    epsilon=self.layer_norm_epsilon, in_place=cache_in_place)
         x, cache = self._residual_block(
             inputs,
             lambda x, residual: self._self_attention(

@@ -32,6 +32,12 @@ bias, activation and residual), ``linears`` (one input, several kernels),
 ``cached_self_attention`` (a generation step's whole attention over its
 cache), each a ``keras.ops`` reference plus the backend's fused kernel where
 it has one.
+
+A causal Transformer block's generation step (``kzoo.ops.decoder_block``):
+``cached_decoder_block``, the whole block over its key/value cache as one
+op, its weights a ``DecoderBlockWeights``; the step's input
+and its logits (``kzoo.ops.embedding``): ``token_position_embedding``,
+``embedding_logits``.
 """
 
 from kzoo.ops.sparse_rows import (  # noqa: F401
@@ -70,6 +76,19 @@ from kzoo.ops.transformer import (  # noqa: F401, E402
     linear,
     linears,
     update_cache,
+)
+
+# A causal Transformer block's generation step.
+from kzoo.ops.decoder_block import (  # noqa: F401, E402
+    DecoderBlockWeights,
+    cached_decoder_block,
+    cached_decoder_block_reference,
+)
+from kzoo.ops.embedding import (  # noqa: F401, E402
+    embedding_logits,
+    embedding_logits_reference,
+    token_position_embedding,
+    token_position_embedding_reference,
 )
 
 # The int8 product of quantized layers.

@@ -10,8 +10,12 @@ from kzoo.layers.transformer_decoder import TransformerDecoder
 from kzoo.models.backbone import Backbone, check_heads, check_positive_ints
 from kzoo.layers.dropout import Dropout
 
-# Registers the reader of Hugging Face GPT-2 folders, so that
-# GPTBackbone.from_preset(<a transformers checkpoint folder>) works.
+
+def _reads_as_stored(layer):
+    """Whether ``layer``'s weights are used as stored: not quantized, and
+    its variables in its compute dtype (no autocast)."""
+    return (getattr(layer, "quantization_mode", None) is None
+            and layer.compute_dtype == layer.variable_dtype)
 
 
 def _gpt_initializer():
@@ -210,8 +214,16 @@ class GPTBackbone(Backbone):
             (after the final layer norm, as the ``sequence_output`` of a full
             call) and the updated cache.
         """
-        tokens = self.token_embedding(token_ids)
-        x = tokens + self.position_embedding(tokens, start_index=cache_update_index)
+        if _reads_as_stored(self.token_embedding) and _reads_as_stored(
+                self.position_embedding):
+            # Both tables as they are: one op, without the layers' calls.
+            x = kzoo_ops.token_position_embedding(
+                token_ids, self.token_embedding.embeddings,
+                self.position_embedding.embeddings, cache_update_index)
+        else:
+            tokens = self.token_embedding(token_ids)
+            x = tokens + self.position_embedding(
+                tokens, start_index=cache_update_index)
         new_cache = []
         for layer, layer_cache in zip(self.transformer_layers, cache):
             # A block whose variables are in its compute dtype needs nothing
