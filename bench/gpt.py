@@ -219,6 +219,26 @@ def print_table(results, args):
         line += (f"slowest kzoo backend ({slowest[1]}) is {top / slowest[0]:.2f}x "
                  "behind kzoo's best (target <= 3x)")
         print(line)
+    for line in same_dtype_ratios(results, args.batches):
+        print(line)
+
+
+def same_dtype_ratios(results, batches):
+    """One line per batch size and kzoo PyTorch row: its new tokens/s over
+    transformers' row of the same dtype (like with like)."""
+    by_dtype = {r.get("dtype"): r for name, r in results
+                if name.startswith("transformers") and "error" not in r}
+    lines = []
+    for b in batches:
+        key = f"tokens_per_s_{b}"
+        for name, r in results:
+            other = by_dtype.get(r.get("dtype"))
+            if (name.startswith("kzoo-torch") and other and r.get(key)
+                    and other.get(key)):
+                lines.append(
+                    f"batch {b}, {r['dtype']}: kzoo-torch / transformers-torch = "
+                    f"{r[key] / other[key]:.2f}x (target >= 1.0x)")
+    return lines
 
 
 def driver_main(args, argv):
