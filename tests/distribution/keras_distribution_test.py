@@ -2,6 +2,10 @@
 device, ModelParallel shards the large kernels and trains to the same loss,
 and bad meshes, batches and layouts fail before any step."""
 
+import os
+import subprocess
+import sys
+
 import keras
 import numpy as np
 import pytest
@@ -68,7 +72,22 @@ def _expected_spec(backbone_cls, path):
     (tiny_models.gpt_causal_lm, (tiny_models.LM_TEXTS,)),
     (tiny_models.elmo_language_model, (tiny_models.ELMO_TEXTS,)),
 ], ids=["bert", "gpt", "elmo"])
-def test_model_parallel_shards_and_trains_like_one_device(make, data):
+def test_model_parallel_shards_and_trains_like_one_device(make, data, request):
+    # Run in a fresh process: in a pytest worker that had run hundreds of
+    # tests with TensorFlow, PyTorch and JAX loaded, this program on 8
+    # simulated devices crashed the process twice (SIGSEGV-like, no Python
+    # traceback) where alone it never did; a fresh process is what a user's
+    # script is, and faulthandler prints the native stack if it ever crashes.
+    if os.environ.get("KZOO_TEST_IN_SUBPROCESS") != "1":
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        result = subprocess.run(
+            [sys.executable, "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:xdist",
+             "-p", "no:randomly", request.node.nodeid],
+            cwd=root, env=dict(os.environ, KZOO_TEST_IN_SUBPROCESS="1"),
+            capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
+        assert "1 passed" in result.stdout, result.stdout[-3000:]
+        return
     reference = make()
     initial = reference.get_weights()
     one_device = _fit(reference, *data)[:2]
