@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,15 @@ pytestmark = pytest.mark.without_tensorflow  # needs no Keras at all
 
 @pytest.fixture(scope="module")
 def report():
-    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # report.py puts bench/ on sys.path as a script does; taken back here, or
+    # `import onnx` in a later test of this process would find bench/onnx.py.
+    path = list(sys.path)
+    try:
+        spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
     return module
 
 
@@ -194,16 +201,6 @@ def test_an_onnx_run_shows_kzoo_over_the_same_dtype_and_transformers_fp32(report
         pytest.approx(150.0 / 100.0))
     assert bars[("MiniLM on ONNX Runtime, batch 1 x 16", "transformers")] == (
         pytest.approx(500.0 / 90.0))
-
-
-@pytest.fixture(scope="module")
-def results_module():
-    import sys
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    import _results
-
-    return _results
 
 
 _CPUINFO = """processor\t: 0
