@@ -44,6 +44,19 @@ class WordInContext:
             raise ValueError(f"`batch_size` must be a positive int, got {batch_size!r}.")
         self.batch_size = batch_size
 
+    @staticmethod
+    def backbone_and_tokenizer(model, tokenizer, tokenizer_name):
+        """``(backbone, tokenizer)`` of a backbone or a task holding one; a
+        missing ``tokenizer`` is the task's ``preprocessor.tokenizer``, else a
+        clear error naming ``tokenizer_name`` (the class to pass)."""
+        if tokenizer is None:
+            tokenizer = getattr(getattr(model, "preprocessor", None), "tokenizer", None)
+            if tokenizer is None:
+                raise ValueError(
+                    f"Pass the model's `tokenizer` (a {tokenizer_name}, e.g. "
+                    f"kzoo.models.{tokenizer_name}.from_preset(...)).")
+        return getattr(model, "backbone", model), tokenizer
+
     @property
     def num_layers(self):
         return len(self.layer_names)

@@ -45,12 +45,7 @@ class BertWordInContext(WordInContext):
 
     def __init__(self, backbone, tokenizer=None, batch_size=32):
         super().__init__(batch_size=batch_size)
-        if tokenizer is None:
-            tokenizer = getattr(getattr(backbone, "preprocessor", None), "tokenizer", None)
-            if tokenizer is None:
-                raise ValueError("Pass the model's `tokenizer` (a BertTokenizer, "
-                                 "e.g. kzoo.models.BertTokenizer.from_preset(...)).")
-        backbone = getattr(backbone, "backbone", backbone)
+        backbone, tokenizer = self.backbone_and_tokenizer(backbone, tokenizer, "BertTokenizer")
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.hidden_states = backbone.hidden_states_model()

@@ -66,16 +66,11 @@ class GPTWordInContext(WordInContext):
 
     def __init__(self, backbone, tokenizer=None, batch_size=32):
         super().__init__(batch_size=batch_size)
-        if tokenizer is None:
-            tokenizer = getattr(getattr(backbone, "preprocessor", None), "tokenizer", None)
-            if tokenizer is None:
-                raise ValueError("Pass the model's `tokenizer` (a GPTTokenizer, "
-                                 "e.g. kzoo.models.GPTTokenizer.from_preset(...)).")
+        backbone, tokenizer = self.backbone_and_tokenizer(backbone, tokenizer, "GPTTokenizer")
         if getattr(tokenizer, "sequence_length", None) is not None:
             raise ValueError("The tokenizer pads its output to sequence_length="
                              f"{tokenizer.sequence_length}: pass one built with "
                              "sequence_length=None.")
-        backbone = getattr(backbone, "backbone", backbone)
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.hidden_states = self._hidden_states_model(backbone)
