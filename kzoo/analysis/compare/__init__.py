@@ -1,0 +1,4 @@
+"""The four generations side by side: word2vec, ELMo, GPT and BERT trained
+on one corpus for the same wall-clock budget, then measured with the same
+probes (word similarity and analogies, per-layer polysemy, a frozen-feature
+probe, fine-tuning where the family fine-tunes) and reported together."""
