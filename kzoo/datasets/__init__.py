@@ -7,3 +7,4 @@ from kzoo.datasets.gensim_test_data import (  # noqa: F401
     lee_background,
     pang_lee_polarity,
 )
+from kzoo.datasets.jane_austen import jane_austen, write_jane_austen  # noqa: F401
