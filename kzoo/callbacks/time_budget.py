@@ -1,4 +1,4 @@
-"""Stop training after a wall-clock budget."""
+"""Stop training after a wall-clock budget or an exact number of steps."""
 
 import time
 
@@ -6,40 +6,98 @@ import keras
 
 
 class TimeBudget(keras.callbacks.Callback):
-    """Stops ``fit`` once ``seconds`` of training have passed.
+    """Stops ``fit`` once ``seconds`` of training have passed, or after
+    exactly ``steps`` batches, and records the loss curve on the way.
 
-    Checked after every batch, so a run overshoots by at most one step.
-    Useful for "train for N minutes" examples and benchmarks: pass a large
-    ``epochs`` and let the budget end the run. ``steps`` counts the batches
-    trained (over all epochs of the run).
+    The clock starts at the beginning of the first batch (so a backend's
+    compilation of the training step counts as training time) and is
+    checked at the end of every batch: a run overshoots the budget by at
+    most one step. ``steps`` (when given) stops at the end of that many
+    batches whatever the time: a rerun that replays the steps of a timed
+    run trains exactly as far. One callback may be passed to several
+    ``fit`` calls (one per epoch): the clock, the step count and the curve
+    go on over all of them. Pass a large ``epochs`` and let the budget end
+    the run; ``model.stop_training`` tells the caller that it did.
 
     Args:
-        seconds: float. The budget, counted from the start of ``fit``.
+        seconds: float or None. The training budget in seconds.
+        steps: int or None. The number of batches to train (kept as
+            ``max_steps``).
+        max_points: int. The loss curve keeps at most about this many
+            points: every batch at first, every second one of those when
+            there are more, and so on; the last batch is always in it.
+
+    Attributes:
+        steps: batches trained so far; ``elapsed``: seconds since the first
+            batch began.
+        curve: ``[seconds, step, loss]`` rows (steps counted from 1).
 
     Example:
-    >>> budget = kzoo.callbacks.TimeBudget(seconds=0)
+    >>> budget = kzoo.callbacks.TimeBudget(steps=3)
     >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     >>> model.compile("sgd", "mse")
     >>> history = model.fit(np.ones((8, 2)), np.ones((8, 1)), batch_size=2,
     ...                     epochs=100, verbose=0, callbacks=[budget])
-    >>> budget.steps, len(history.epoch)
-    (1, 1)
+    >>> budget.steps, len(history.epoch), [row[1] for row in budget.curve]
+    (3, 1, [1, 2, 3])
     """
 
-    def __init__(self, seconds):
+    def __init__(self, seconds=None, steps=None, max_points=200):
         super().__init__()
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-                or seconds < 0:
+        if seconds is None and steps is None:
+            raise ValueError("give `seconds` (a training budget) or `steps` "
+                             "(the batches to train), or both.")
+        if seconds is not None and (isinstance(seconds, bool)
+                                    or not isinstance(seconds, (int, float))
+                                    or not seconds >= 0):
             raise ValueError(f"`seconds` must be a number >= 0, got {seconds!r}.")
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
+                                  or steps < 1):
+            raise ValueError(f"`steps` must be an int >= 1, got {steps!r}.")
+        if isinstance(max_points, bool) or not isinstance(max_points, int) \
+                or max_points < 2:
+            raise ValueError(f"`max_points` must be an int >= 2, got {max_points!r}.")
         self.seconds = seconds
+        self.max_steps = steps
+        self.max_points = max_points
         self.start = None
+        self.elapsed = 0.0
         self.steps = 0
+        self._points = []
+        self._last = None
+        self._stride = 1
 
-    def on_train_begin(self, logs=None):
-        self.start = time.time()
-        self.steps = 0
+    @property
+    def curve(self):
+        if self._last is None or (self._points and self._points[-1] is self._last):
+            return list(self._points)
+        return self._points + [self._last]
+
+    def done(self):
+        """Whether the budget is spent: ``max_steps`` trained when given,
+        else ``seconds`` passed."""
+        if self.max_steps is not None:
+            return self.steps >= self.max_steps
+        return self.start is not None and self.elapsed >= self.seconds
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self.start is None:
+            self.start = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
-        if time.time() - self.start > self.seconds:
+        self.elapsed = time.perf_counter() - self.start
+        loss = (logs or {}).get("loss")
+        if loss is not None:
+            self._record([self.elapsed, self.steps, float(loss)])
+        if self.done():
             self.model.stop_training = True
+
+    def _record(self, row):
+        self._last = row
+        if (row[1] - 1) % self._stride == 0:
+            self._points.append(row)
+            if len(self._points) > self.max_points:
+                self._stride *= 2
+                self._points = [r for r in self._points
+                                if (r[1] - 1) % self._stride == 0]
