@@ -19,7 +19,7 @@ from kzoo.cli.environment import BACKENDS, CommandError
 from kzoo.cli.environment import prepare as prepare_environment
 
 COMMANDS = ("demo", "presets", "prepare", "pretrain", "finetune", "evaluate", "export",
-            "embed", "generate", "similar", "bench", "polysemy")
+            "embed", "generate", "similar", "bench", "polysemy", "compare")
 
 
 class Parser(argparse.ArgumentParser):

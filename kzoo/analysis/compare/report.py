@@ -118,7 +118,8 @@ def layer_table(entry):
 
 
 def _options(options):
-    return ", ".join(f"{k}={v}" for k, v in (options or {}).items()) or "–"
+    return ", ".join(f"{k}={v}" for k, v in (options or {}).items()
+                     if v is not None and k != "seed") or "–"
 
 
 def _minutes(value):

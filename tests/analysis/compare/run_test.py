@@ -1,0 +1,83 @@
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from kzoo.analysis.compare import compare, read_results
+from kzoo.datasets import gensim_test_data_path
+
+pytest.importorskip("gensim")
+pytest.importorskip("matplotlib")
+needs_wordnet = pytest.mark.skipif(not os.path.exists("/usr/share/wordnet/data.noun"),
+                                   reason="WordNet missing: apt-get install wordnet-base")
+
+
+def _corpus():
+    return gensim_test_data_path("lee_background.cor")
+
+
+def _finite_numbers(value):
+    if isinstance(value, dict):
+        return all(_finite_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite_numbers(v) for v in value)
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+@needs_wordnet
+def test_word2vec_run_is_replayed_to_the_same_numbers(tmp_path):
+    output = str(tmp_path / "out")
+    lines = []
+    first = compare(_corpus(), 0.05, output, families=["word2vec"], max_wordnet_pairs=60,
+                    print_fn=lambda *a, **k: lines.append(" ".join(map(str, a))))
+    assert list(first["families"]) == ["word2vec"]
+    entry = first["families"]["word2vec"]
+    assert entry["cost"]["steps"] > 0 and entry["fine_tuning"] is None
+    assert _finite_numbers(first) and read_results(output) == first
+    assert any("word similarity" in line for line in lines)
+    for name in ("report.md", "polysemy_auc_per_layer.png", "probes.png",
+                 "pretraining_loss.png"):
+        assert os.path.getsize(os.path.join(output, name)) > 0
+    probe = entry["feature_probe"]
+    assert probe["mean"] == pytest.approx(np.mean(probe["accuracies"]))
+    assert probe["std"] == pytest.approx(np.std(probe["accuracies"], ddof=1))
+
+    again = compare(_corpus(), 0.05, output, families=["word2vec"], max_wordnet_pairs=60,
+                    print_fn=lambda *a, **k: None)
+    assert again["plan"] == os.path.join(output, "results.json")
+    for key in ("word_similarity", "polysemy", "feature_probe"):
+        assert again["families"]["word2vec"][key] == entry[key]
+    assert again["families"]["word2vec"]["cost"]["steps"] == entry["cost"]["steps"]
+
+
+def test_bad_input_is_refused_before_training(tmp_path):
+    output = tmp_path / "out"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        compare([str(tmp_path / "missing.txt")], 1, str(output))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="is empty"):
+        compare([str(empty)], 1, str(output))
+    small = tmp_path / "small.txt"
+    small.write_text("one short document\n\nand another\n")
+    with pytest.raises(ValueError, match="too small"):
+        compare([str(small)], 1, str(output))
+    with pytest.raises(ValueError, match="No model family 'bart'"):
+        compare(_corpus(), 1, str(output), families=["bart"])
+    with pytest.raises(ValueError, match="minutes"):
+        compare(_corpus(), 0, str(output))
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match="Cannot write to the output folder"):
+        compare(_corpus(), 1, str(blocker / "out"))
+    assert not any(p.is_dir() and p.name != "corpus" for p in output.iterdir()) \
+        if output.exists() else True
+
+
+def test_a_plan_of_another_seed_is_refused(tmp_path):
+    plan = tmp_path / "results.json"
+    plan.write_text(json.dumps({"schema": 1, "seed": 3, "minutes": 1, "families": {}}))
+    with pytest.raises(ValueError, match="seed 3"):
+        compare(_corpus(), 1, str(tmp_path / "out"), plan=str(plan))
