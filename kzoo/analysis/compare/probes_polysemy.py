@@ -1,0 +1,78 @@
+"""Word in context: each layer's polysemy AUC on the WordNet pairs, as
+``kzoo polysemy`` measures it."""
+
+import itertools
+
+from kzoo.analysis.evaluation import evaluate_word_in_context
+from kzoo.analysis.word_in_context_pairs import (
+    WordInContextPairs,
+    build_word_in_context_pairs,
+)
+from kzoo.analysis.wordnet import read_wordnet_examples
+
+
+def _whole_lemmas(pairs, limit):
+    """The first pairs of ``pairs``, whole lemmas only (each lemma's pairs
+    are as many same-sense as different-sense), at most ``limit``."""
+    kept = []
+    for _, group in itertools.groupby(pairs, key=lambda p: p.first.lemma):
+        group = list(group)
+        if len(kept) + len(group) > limit:
+            break
+        kept += group
+    return kept
+
+
+def wordnet_pairs(max_pairs=None, max_pairs_per_lemma=2, seed=0, wordnet=None):
+    """The WordNet same-sense / different-sense pairs every model is scored
+    on (``build_word_in_context_pairs`` over ``read_wordnet_examples``).
+
+    Args:
+        max_pairs: None, or an int: at most ``max_pairs // 2`` pairs in
+            each of dev and test, whole lemmas in the seeded order
+            ``build_word_in_context_pairs`` shuffled them into (so still
+            balanced), to keep the probe cheap.
+        max_pairs_per_lemma, seed: see ``build_word_in_context_pairs``.
+        wordnet: the WordNet database folder (default ``/usr/share/wordnet``).
+
+    Returns:
+        A ``WordInContextPairs``.
+    """
+    pairs = build_word_in_context_pairs(read_wordnet_examples(wordnet),
+                                        max_pairs_per_lemma=max_pairs_per_lemma,
+                                        seed=seed)
+    if max_pairs is None:
+        return pairs
+    if not isinstance(max_pairs, int) or max_pairs < 4:
+        raise ValueError(f"`max_pairs` must be None or an int >= 4 (pairs in dev and "
+                         f"test together), got {max_pairs!r}.")
+    return WordInContextPairs(dev=_whole_lemmas(pairs.dev, max_pairs // 2),
+                              test=_whole_lemmas(pairs.test, max_pairs // 2))
+
+
+def polysemy(wic, pairs):
+    """Per-layer polysemy scores (``kzoo.analysis.evaluate_word_in_context``):
+    the ROC AUC of the cosine of a word's two in-context vectors for "same
+    sense", on dev and test, and the test accuracy at the dev-tuned
+    threshold.
+
+    Args:
+        wic: a ``kzoo.analysis.WordInContext``.
+        pairs: ``wordnet_pairs(...)``, the same for every model.
+
+    Returns:
+        A JSON-ready dict: ``layers``, ``dev_auc``, ``test_auc``,
+        ``test_accuracy``, ``threshold``, ``test_pairs`` (per layer: the
+        pairs the layer had both vectors for) and ``pairs`` (each split's
+        statistics).
+    """
+    rows = evaluate_word_in_context(wic, pairs, "model")
+    return {
+        "layers": [r.layer for r in rows],
+        "dev_auc": [r.dev_auc for r in rows],
+        "test_auc": [r.auc for r in rows],
+        "test_accuracy": [r.accuracy for r in rows],
+        "threshold": [r.threshold for r in rows],
+        "test_pairs": [r.pairs for r in rows],
+        "pairs": pairs.statistics(),
+    }
