@@ -126,6 +126,13 @@ def _minutes(value):
     return f"{value:g} minute{'' if value == 1 else 's'}"
 
 
+def _marker(edge, name):
+    """A section marker (an HTML comment, invisible in the rendered report) by
+    which a documentation page includes part of the report (mkdocs'
+    ``pymdownx.snippets``: ``--8<-- "report.md:table"``)."""
+    return f"<!-- --8<-- [{edge}:{name}] -->"
+
+
 def render(results):
     """``report.md``'s text."""
     corpus = results.get("corpus") or {}
@@ -135,6 +142,7 @@ def render(results):
         "",
         f"`{results.get('command', '')}`",
         "",
+        _marker("start", "setting"),
         f"- budget: {_minutes(results.get('minutes', 0))} of training per family "
         f"(plus preparation and probes), seed {results.get('seed')}",
         f"- machine: {results.get('machine')}; backend: {results.get('backend')}; "
@@ -148,12 +156,13 @@ def render(results):
         out.append(f"- corpus files: {', '.join(map(str, corpus['sources']))}")
     elif files:
         out.append(f"- corpus files: {len(files)}")
-    out += ["", "## Results", "",
+    out += [_marker("end", "setting"), "", "## Results", "",
             "Held-out: each family's own measure on the held-out documents. Word "
             "similarity and analogies: the best layer's score (its name in "
             "brackets). Polysemy: the test AUC of the layer with the best dev AUC. "
             "Sentiment (Pang & Lee, 200 sentences): mean accuracy ± std over 5 "
-            "stratified splits.", "", table(results), ""]
+            "stratified splits.", "", _marker("start", "table"), table(results),
+            _marker("end", "table"), ""]
     out += ["![Polysemy AUC per layer](polysemy_auc_per_layer.png)", "",
             "![The probes](probes.png)", "",
             "![Pretraining loss](pretraining_loss.png)", "",

@@ -94,6 +94,14 @@ def _plan(plan, output, seed, minutes):
                   for name, entry in results.get("families", {}).items()}
 
 
+def context_window(options):
+    """Words kept on either side of a word in the probes' contexts: 16, fewer
+    for a model trained on short sequences (``sequence_length // 8``, at
+    least 4), so that a window's tokens fit the model's length."""
+    length = options.get("sequence_length")
+    return 16 if not length else max(4, min(16, int(length) // 8))
+
+
 def _timed(print_fn, what, function, *args, **kwargs):
     start = time.perf_counter()
     value = function(*args, **kwargs)
@@ -153,7 +161,7 @@ def compare(corpus, minutes, output, families=None, seed=0, plan=None, print_fn=
             f"documents); give at least {MIN_TRAIN_WORDS} words in several documents.")
     print_fn(f"corpus: {split.documents} documents, {split.train_words:,} training words, "
              f"{split.held_out_words:,} held out; {len(chosen)} families, "
-             f"{minutes:g} min each on {keras.backend.backend()}", flush=True)
+             f"{minutes:g} min of training each on {keras.backend.backend()}", flush=True)
 
     texts = [line for document in read_documents(split.train_files) for line in document]
     vocabulary = probes.evaluation_vocabulary(texts)
@@ -172,22 +180,24 @@ def compare(corpus, minutes, output, families=None, seed=0, plan=None, print_fn=
         replay = steps.get(family.name)
         print_fn(f"== {family.title}: " + (f"replaying {replay} steps from {plan}"
                                           if replay is not None
-                                          else f"{minutes:g} minutes of training"),
+                                          else f"{minutes:g} min of training"),
                  flush=True)
         trained = training.train_family(family, split, minutes,
                                         os.path.join(work, family.name), seed=seed,
                                         steps=replay, print_fn=print_fn)
         wic = load_word_in_context(trained.preset)
+        window = context_window(trained.options)
         entry = {"title": family.title, "options": trained.options,
                  "cost": {k: v for k, v in dataclasses.asdict(trained).items()
                           if k not in ("family", "preset", "options")}}
         entry["word_similarity"] = _timed(
             print_fn, "word similarity and analogies", probes.word_similarity, wic, texts,
-            vocabulary, max_contexts=max_contexts, seed=seed)
+            vocabulary, max_contexts=max_contexts, window=window, seed=seed)
         entry["polysemy"] = _timed(print_fn, "polysemy (WordNet pairs)", probes.polysemy,
                                    wic, pairs)
         entry["feature_probe"] = _timed(print_fn, "frozen-feature probe",
-                                        probes.feature_probe, wic, sentences, labels, splits)
+                                        probes.feature_probe, wic, sentences, labels, splits,
+                                        window=window)
         entry["fine_tuning"] = None
         if family.tasks_of(TextClassifier):
             entry["fine_tuning"] = _timed(print_fn, "fine-tuning", probes.fine_tuning,
