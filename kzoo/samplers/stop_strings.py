@@ -9,11 +9,13 @@ class StopStrings:
     """Whether each row's text has just reached a stop string.
 
     A row stops when one of the strings occurs in its decoded text (prompt
-    included) with the last token's first byte inside the occurrence: the
-    last token starts with the end of the string (``"st" "op"``, ``"las"
-    "topper"``), as transformers' ``StopStringCriteria``. Each token's bytes
-    are known beforehand, so the check walks back over the last tokens with
-    small per-token tables (``[vocabulary, len(string) + 1]``), no text.
+    included) and the occurrence ends inside the last token: the string ends
+    where the last token does or the token runs past it (``"st" "op"``,
+    ``"las" "topper"``, ``"st" "opera"``), also wholly inside the last token
+    (``"he"`` in ``"the"``), as transformers' ``StopStringCriteria``
+    decides. Each token's bytes are known beforehand, so the check walks back
+    over the last tokens with small per-token tables (``[vocabulary,
+    len(string) + 1]``), no text.
 
     Args:
         stop_strings: a tuple of non-empty str.
@@ -32,7 +34,8 @@ class StopStrings:
         """For one stop string of m bytes, per token (and one extra row, a
         token that matches nothing, for positions before the text):
         ``first[t, r]``: the last token leaves r bytes of the string before
-        it (its start equals the string's last m - r bytes; r = 0: done);
+        it (its start equals the string's last m - r bytes; r = 0: done, also
+        where the string lies wholly inside the token);
         ``inside[t, r]``: a token ending r bytes into the string equals those
         bytes exactly (it leaves r - len(t)); ``over[t, r]``: it ends with the
         string's first r bytes (done)."""
@@ -47,6 +50,8 @@ class StopStrings:
             for i in range(1, min(m, len(token)) + 1):
                 if token[:i] == stop[m - i:]:
                     first[t, m - i] = True
+            if stop in token:
+                first[t, 0] = True
             for r in range(1, m + 1):
                 if len(token) <= r and token and token == stop[r - len(token):r]:
                     inside[t, r] = True
@@ -94,14 +99,15 @@ class StopStrings:
 
     def first_stop(self, row, start):
         """The first position ``>= start`` of the ints ``row`` whose token
-        completes a stop string (the same rule, on the host), or None."""
+        completes a stop string (the same rule, on the host: an occurrence
+        ending inside that token), or None."""
         token_bytes = self._token_bytes
         text = b"".join(token_bytes[t] for t in row[:start])
         for position in range(start, len(row)):
             begin = len(text)
             text += token_bytes[row[position]]
             for stop in self._encoded:
-                found = text.find(stop, max(0, begin - len(stop) + 1))
-                if found != -1 and found <= begin < found + len(stop):
+                # An occurrence starting there or later ends in the last token.
+                if text.find(stop, max(0, begin - len(stop) + 1)) != -1:
                     return position
         return None
