@@ -63,3 +63,24 @@ def test_run_writes_the_report_and_records_its_command(tmp_path):
     assert results["backend"] == keras.backend.backend() and results["minutes"] == 0.03
     assert (work / "word2vec" / "preset").is_dir() and not (output / "word2vec").exists()
     assert results["command"] in (output / "report.md").read_text()
+
+
+@pytest.mark.without_tensorflow
+@pytest.mark.backends("jax", "torch")
+@pytest.mark.skipif(not os.path.exists("/usr/share/wordnet/data.noun"),
+                    reason="WordNet missing: apt-get install wordnet-base")
+def test_runs_without_tensorflow(tmp_path):
+    from kzoo.testing.without_tensorflow import check_without_tensorflow
+
+    output = check_without_tensorflow(f"""
+        import json
+        from kzoo.cli import main
+        from kzoo.datasets import gensim_test_data_path
+        code = main(["compare", "--corpus", gensim_test_data_path("lee_background.cor"),
+                     "--minutes", "0.03", "--output", {str(tmp_path)!r},
+                     "--families", "word2vec", "--max-wordnet-pairs", "40"])
+        assert code == 0, code
+        results = json.load(open({str(tmp_path / "results.json")!r}))
+        print("FAMILIES", list(results["families"]))
+    """)
+    assert "FAMILIES ['word2vec']" in output
