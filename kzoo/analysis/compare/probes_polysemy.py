@@ -3,7 +3,9 @@
 
 import itertools
 
-from kzoo.analysis.evaluation import evaluate_word_in_context
+import numpy as np
+
+from kzoo.analysis.evaluation import pair_cosines, score_layers
 from kzoo.analysis.word_in_context_pairs import (
     WordInContextPairs,
     build_word_in_context_pairs,
@@ -62,17 +64,31 @@ def polysemy(wic, pairs):
 
     Returns:
         A JSON-ready dict: ``layers``, ``dev_auc``, ``test_auc``,
-        ``test_accuracy``, ``threshold``, ``test_pairs`` (per layer: the
-        pairs the layer had both vectors for) and ``pairs`` (each split's
-        statistics).
+        ``test_accuracy``, ``threshold`` (one per layer; None for a layer
+        with vectors for too few pairs to score, such as a static
+        vocabulary that misses the WordNet words), ``test_pairs`` (per
+        layer: the pairs it had both vectors for) and ``pairs`` (each
+        split's statistics).
     """
-    rows = evaluate_word_in_context(wic, pairs, "model")
+    if not pairs.dev or not pairs.test:
+        raise ValueError("The pairs need a dev and a test part: build them with "
+                         "wordnet_pairs() (max_pairs >= 4).")
+    cosines = {split: pair_cosines(wic, getattr(pairs, split)) for split in ("dev", "test")}
+    labels = {split: [p.label for p in getattr(pairs, split)] for split in ("dev", "test")}
+    rows = []
+    for i, layer in enumerate(wic.layer_names):
+        try:
+            rows += score_layers("model", [layer], cosines["dev"][:, i:i + 1], labels["dev"],
+                                 cosines["test"][:, i:i + 1], labels["test"])
+        except (ValueError, IndexError):  # too few pairs with both vectors
+            rows.append(None)
     return {
-        "layers": [r.layer for r in rows],
-        "dev_auc": [r.dev_auc for r in rows],
-        "test_auc": [r.auc for r in rows],
-        "test_accuracy": [r.accuracy for r in rows],
-        "threshold": [r.threshold for r in rows],
-        "test_pairs": [r.pairs for r in rows],
+        "layers": list(wic.layer_names),
+        "dev_auc": [r and r.dev_auc for r in rows],
+        "test_auc": [r and r.auc for r in rows],
+        "test_accuracy": [r and r.accuracy for r in rows],
+        "threshold": [r and r.threshold for r in rows],
+        "test_pairs": [int((~np.isnan(cosines["test"][:, i])).sum())
+                       for i in range(len(rows))],
         "pairs": pairs.statistics(),
     }

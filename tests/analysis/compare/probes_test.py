@@ -11,7 +11,7 @@ import pytest
 import scipy.stats
 
 import kzoo
-from kzoo.analysis import WordInContext, word_in_context
+from kzoo.analysis import WordInContext, evaluate_word_in_context, word_in_context
 from kzoo.analysis.compare import probes
 from kzoo.analysis.compare.probes_classifier import (
     cross_validated_accuracy,
@@ -280,8 +280,21 @@ def test_polysemy_auc_equals_scikit_learn_on_capped_pairs():
         assert result["test_auc"][i] == pytest.approx(
             metrics.roc_auc_score(labels, np.round(cosines, 6)), abs=1e-9)
     assert result["test_pairs"] == [len(pairs.test)] * 3
+    rows = evaluate_word_in_context(wic, pairs, "tiny")
+    assert result["dev_auc"] == [r.dev_auc for r in rows]
+    assert result["test_accuracy"] == [r.accuracy for r in rows]
     with pytest.raises(ValueError, match="max_pairs"):
         probes.wordnet_pairs(max_pairs=2)
+
+
+@pytest.mark.skipif(not WORDNET,
+                    reason="WordNet 3.0 is not installed: apt-get install -y wordnet-base")
+def test_polysemy_of_a_layer_without_the_words_is_none():
+    pairs = probes.wordnet_pairs(max_pairs=20)
+    wv = kzoo.models.WordVectors(np.eye(2), ["zzzq", "qqqz"])
+    result = probes.polysemy(word_in_context(wv), pairs)
+    assert result["test_auc"] == result["dev_auc"] == [None]
+    assert result["test_pairs"] == [0]
 
 
 # --- fine-tuning ---
