@@ -84,6 +84,15 @@ def add_arguments(parser):
                 parser.add_argument_group(f"{family.title} only"))
 
 
+def fill_defaults(args, recipe):
+    """Sets each shared option the user left unset (None) to the family's
+    default (``recipe.defaults``)."""
+    for option in SHARED:
+        if getattr(args, option) is None:
+            setattr(args, option, recipe.defaults.get(option))
+    return args
+
+
 def run_dir(output):
     """Where a run keeps its checkpoint, curves and logs: OUTPUT.run/."""
     return os.path.normpath(output) + ".run"
@@ -103,9 +112,7 @@ def run(args):
             raise CommandError("--from continues pretraining on text: pass "
                                "--corpus FILES (not --data).")
         return _continue(recipe, args)
-    for option in SHARED:
-        if getattr(args, option) is None:
-            setattr(args, option, recipe.defaults.get(option))
+    fill_defaults(args, recipe)
     folder = run_dir(args.output)
     keras.utils.set_random_seed(args.seed)
     if recipe.from_shards is not None:

@@ -73,6 +73,15 @@ class Pretraining:
             ``fit_kwargs`` go to ``resumable_fit``: ``batches_for_epoch``
             (a function of the epoch and the first batch, for a run that
             resumes mid-epoch) or ``data``, plus ``fit`` arguments.
+        held_out: ``held_out(task, documents, batch_size) -> dict`` of
+            floats: the numbers behind ``evaluate`` (``{"loss": ..,
+            "perplexity": ..}``), for code that compares families
+            (``kzoo.analysis.compare``); None: none.
+        budget_options: ``budget_options(minutes) -> dict``: the model-size
+            options (``kzoo pretrain`` option names) for a training budget
+            of ``minutes`` on a 2-core CPU, chosen alike across families so
+            that ``kzoo compare`` trains them at comparable sizes; None: the
+            ``defaults``.
     """
 
     build: Callable
@@ -84,6 +93,8 @@ class Pretraining:
     continue_from: Callable | None = None
     prepare: object | None = None
     from_shards: Callable | None = None
+    held_out: Callable | None = None
+    budget_options: Callable | None = None
 
 
 @dataclasses.dataclass(frozen=True)

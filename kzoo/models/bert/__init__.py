@@ -52,6 +52,8 @@ register_family(Family(
         continue_from=bert_continued_pretraining.continue_from,
         defaults=bert_pretraining.DEFAULTS,
         add_arguments=bert_pretraining.add_arguments,
+        held_out=bert_pretraining.held_out,
+        budget_options=bert_pretraining.budget_options,
         prepare=bert_shards.PREPARATION,
         from_shards=bert_shards.from_shards,
         task=BertPretrainer,

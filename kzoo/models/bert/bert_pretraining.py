@@ -14,6 +14,7 @@ from kzoo.models.bert.bert_pretrainer import BertPretrainer
 from kzoo.models.bert.bert_pretrainer_preprocessor import BertPretrainerPreprocessor
 from kzoo.models.bert.bert_tokenizer import BertTokenizer
 from kzoo.tokenizers import compute_word_piece_vocabulary
+from kzoo.training.budget import budget_size
 
 #: ``kzoo pretrain bert``'s sizes where the command line gives none
 DEFAULTS = {"batch_size": 32, "learning_rate": 1e-3, "vocabulary_size": 3000,
@@ -85,3 +86,36 @@ def pretrain(documents, options):
             [documents[i] for i in order], batch_size=options.batch_size, shuffle=False)
 
     return model, {"data_for_epoch": data_for_epoch}
+
+
+def held_out(model, documents, batch_size, seed=0):
+    """Held-out measures of a ``BertPretrainer`` on the documents (their
+    lines split into sentences, documents of one sentence left out, as in
+    training): ``model.evaluate``'s numbers (the loss, the masked-LM and
+    next-sentence losses and accuracies) on pairs drawn and masked with
+    ``seed`` (the same for every model), and ``documents``. The
+    preprocessor's seed is given back afterwards."""
+    documents = [[s for line in d for s in split_sentences(line)] for d in documents]
+    documents = [d for d in documents if len(d) > 1]
+    if not documents:
+        raise ValueError("the held-out documents have no document of two or more "
+                         "sentences, which BERT's next-sentence task needs.")
+    preprocessor = model.preprocessor
+    saved = preprocessor.seed
+    preprocessor.reset_seed(seed)
+    try:
+        data = preprocessor.dataset_from_documents(documents, batch_size=batch_size,
+                                                   shuffle=False)
+        result = model.evaluate(data, verbose=0, return_dict=True)
+    finally:
+        preprocessor.seed = saved
+        preprocessor.reset_seed()
+    result = {key: float(value) for key, value in result.items()}
+    result["documents"] = float(len(documents))
+    return result
+
+
+def budget_options(minutes):
+    """The sizes for a training budget of ``minutes`` on a 2-core CPU
+    (``kzoo compare``): ``kzoo.training.budget_size``'s, as they are."""
+    return budget_size(minutes)

@@ -31,6 +31,8 @@ register_family(Family(
         defaults=elmo_pretraining.DEFAULTS,
         add_arguments=elmo_pretraining.add_arguments,
         evaluate=elmo_pretraining.evaluate,
+        held_out=elmo_pretraining.held_out,
+        budget_options=elmo_pretraining.budget_options,
         prepare=elmo_shards.PREPARATION,
         from_shards=elmo_shards.from_shards,
         task=ElmoLanguageModel,

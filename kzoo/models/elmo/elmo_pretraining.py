@@ -14,6 +14,7 @@ from kzoo.models.elmo.elmo_language_model import ElmoLanguageModel
 from kzoo.models.elmo.elmo_language_model_preprocessor import ElmoLanguageModelPreprocessor
 from kzoo.preprocessing.batches import shuffled_epoch
 from kzoo.tokenizers import WordTokenizer, compute_word_vocabulary
+from kzoo.training.budget import budget_size
 
 SMALL_FILTERS = ((1, 16), (2, 16), (3, 32), (4, 64), (5, 128))
 #: ``kzoo pretrain elmo``'s sizes where the command line gives none
@@ -94,13 +95,36 @@ def pretrain(documents, options):
         sentences, epoch, options.batch_size, options.seed)}
 
 
-def evaluate(model, documents, batch_size):
-    """Held-out forward and backward perplexity of an ``ElmoLanguageModel``
-    on the documents' sentences, cut as in training (``kzoo evaluate
-    --corpus``)."""
+def held_out(model, documents, batch_size):
+    """Held-out measures of an ``ElmoLanguageModel`` on the documents'
+    sentences, cut as in training: ``model.evaluate``'s numbers (the loss,
+    ``forward_perplexity``, ``backward_perplexity``) and ``sentences``."""
     sentences = sentences_of(["\n".join(d) for d in documents],
                              model.preprocessor.sequence_length - 2)
     result = model.evaluate(sentences, batch_size=batch_size, verbose=0,
                             return_dict=True)
+    result = {key: float(value) for key, value in result.items()}
+    result["sentences"] = float(len(sentences))
+    return result
+
+
+def evaluate(model, documents, batch_size):
+    """Held-out forward and backward perplexity of an ``ElmoLanguageModel``
+    on the documents' sentences, cut as in training (``kzoo evaluate
+    --corpus``)."""
+    result = held_out(model, documents, batch_size)
     return (f"perplexity forward {result['forward_perplexity']:.2f}, backward "
-            f"{result['backward_perplexity']:.2f} ({len(sentences):,} sentences)")
+            f"{result['backward_perplexity']:.2f} ({int(result['sentences']):,} "
+            "sentences)")
+
+
+def budget_options(minutes):
+    """The sizes for a training budget of ``minutes`` on a 2-core CPU
+    (``kzoo compare``), from ``kzoo.training.budget_size``: vectors as wide
+    as the others' hidden size (the projection is half of it, the forward
+    and backward halves side by side), LSTM cells twice that wide, ELMo's
+    two layers whatever the budget, sentences of 32 words."""
+    size = budget_size(minutes)
+    return {"hidden_dim": 2 * size["hidden_dim"],
+            "projection_dim": size["hidden_dim"] // 2, "num_layers": 2,
+            "sequence_length": 32, "vocabulary_size": size["vocabulary_size"]}

@@ -37,6 +37,8 @@ register_family(Family(
         continue_from=gpt_continued_pretraining.continue_from,
         defaults=gpt_pretraining.DEFAULTS,
         evaluate=gpt_pretraining.evaluate,
+        held_out=gpt_pretraining.held_out,
+        budget_options=gpt_pretraining.budget_options,
         prepare=gpt_shards.PREPARATION,
         from_shards=gpt_shards.from_shards,
         task=GPTCausalLM,

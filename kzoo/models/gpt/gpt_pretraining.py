@@ -14,6 +14,7 @@ from kzoo.models.gpt.gpt_tokenizer import GPTTokenizer
 from kzoo.metrics import evaluate_perplexity
 from kzoo.preprocessing.batches import shuffled_epoch
 from kzoo.tokenizers import compute_byte_pair_merges
+from kzoo.training.budget import budget_size
 
 #: ``kzoo pretrain gpt``'s sizes where the command line gives none
 DEFAULTS = {"batch_size": 16, "learning_rate": 1e-3, "vocabulary_size": 4096,
@@ -106,11 +107,26 @@ def pretrain(documents, options):
         data, epoch, options.batch_size, options.seed)}
 
 
-def evaluate(model, documents, batch_size):
-    """Held-out perplexity per BPE token of a ``GPTCausalLM`` on documents
-    cut into its sequence length's blocks (``kzoo evaluate --corpus``)."""
+def held_out(model, documents, batch_size):
+    """Held-out ``{"perplexity", "loss", "tokens"}`` of a ``GPTCausalLM``
+    on documents cut into its sequence length's blocks: per BPE token, the
+    loss in nats."""
     length = model.preprocessor.sequence_length
     blocks, tokens = token_blocks(model.preprocessor.tokenizer,
                                   ["\n".join(d) for d in documents], length)
     ppl, loss = perplexity(model, blocks, batch_size)
-    return f"perplexity {ppl:.2f} per BPE token (loss {loss:.4f}; {tokens:,} tokens)"
+    return {"perplexity": float(ppl), "loss": float(loss), "tokens": float(tokens)}
+
+
+def evaluate(model, documents, batch_size):
+    """Held-out perplexity per BPE token of a ``GPTCausalLM`` on documents
+    cut into its sequence length's blocks (``kzoo evaluate --corpus``)."""
+    result = held_out(model, documents, batch_size)
+    return (f"perplexity {result['perplexity']:.2f} per BPE token (loss "
+            f"{result['loss']:.4f}; {int(result['tokens']):,} tokens)")
+
+
+def budget_options(minutes):
+    """The sizes for a training budget of ``minutes`` on a 2-core CPU
+    (``kzoo compare``): ``kzoo.training.budget_size``'s, as they are."""
+    return budget_size(minutes)

@@ -31,6 +31,7 @@ register_family(Family(
         build=word2vec_pretraining.pretrain,
         defaults=word2vec_pretraining.DEFAULTS,
         add_arguments=word2vec_pretraining.add_arguments,
+        budget_options=word2vec_pretraining.budget_options,
         prepare=word2vec_shards.PREPARATION,
         from_shards=word2vec_shards.from_shards,
         task=Word2VecTask,

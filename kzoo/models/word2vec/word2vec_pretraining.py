@@ -2,6 +2,7 @@
 
 from kzoo.models.word2vec.word2vec_cbow import Word2VecCBOW
 from kzoo.models.word2vec.word2vec_skip_gram import Word2VecSkipGram
+from kzoo.training.budget import budget_size
 
 #: ``kzoo pretrain word2vec``'s values where the command line gives none
 #: (no batch size: ``fit`` picks one for the corpus)
@@ -31,3 +32,10 @@ def pretrain(documents, options):
     print(f"word2vec ({'CBOW' if options.cbow else 'skip-gram'}): "
           f"{model.preprocessor.tokenizer.vocabulary_size():,} words in the vocabulary")
     return model, {"data": lines, "batch_size": options.batch_size}
+
+
+def budget_options(minutes):
+    """The size for a training budget of ``minutes`` (``kzoo compare``):
+    vectors as wide as the contextual families' hidden size at that budget
+    (``kzoo.training.budget_size``)."""
+    return {"hidden_dim": budget_size(minutes)["hidden_dim"]}
