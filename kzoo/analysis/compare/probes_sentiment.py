@@ -12,7 +12,7 @@ from kzoo.analysis.compare.probes_classifier import (
     probe_accuracy,
 )
 from kzoo.analysis.compare.probes_statistics import spread
-from kzoo.analysis.compare.probes_words import WORD, cut_window
+from kzoo.analysis.compare.probes_words import WORD, vectors_in_windows
 
 CONCATENATED = "all layers"
 
@@ -59,30 +59,30 @@ def sentiment_splits(n, labels, seeds=5, test_fraction=0.2):
 def sentence_features(wic, sentences, window=16):
     """Each sentence's feature vector per layer: the mean of its words'
     in-context vectors (``WordInContext.vectors_at``), each word seen in the
-    sentence cut to ``window`` words on either side (a long sentence stays
-    within a small model's length). A word the model has no vector for (a
-    static vocabulary) is left out of the mean; a sentence with none is the
-    zero vector.
+    sentence cut to ``window`` words on either side (fewer where the model
+    takes no longer text: ``vectors_in_windows``). A word the model has no
+    vector for (a static vocabulary) is left out of the mean; a sentence
+    with none is the zero vector.
 
     Returns:
-        float64 ``[len(sentences), num_layers, dim]``.
+        ``(features, smallest window used)``: float64 features
+        ``[len(sentences), num_layers, dim]``.
     """
-    texts, spans, owner = [], [], []
+    contexts, owner = [], []
     for i, sentence in enumerate(sentences):
         for m in WORD.finditer(sentence):
-            text, span = cut_window(sentence, m.start(), m.end(), window)
-            texts.append(text)
-            spans.append(span)
+            contexts.append((sentence, m.span()))
             owner.append(i)
-    if not texts:
+    if not contexts:
         raise ValueError("No sentence has a word: pass text sentences.")
-    vectors = wic.vectors_at(texts, spans).astype(np.float64)
+    vectors, used = vectors_in_windows(wic, contexts, window)
+    vectors = vectors.astype(np.float64)
     ok = ~np.isnan(vectors).any(axis=-1)
     sums = np.zeros((len(sentences),) + vectors.shape[1:])
     np.add.at(sums, np.array(owner), np.where(ok[..., None], vectors, 0.0))
     counts = np.zeros((len(sentences), vectors.shape[1]))
     np.add.at(counts, np.array(owner), ok)
-    return sums / np.maximum(counts, 1.0)[..., None]
+    return sums / np.maximum(counts, 1.0)[..., None], used
 
 
 def feature_probe(wic, sentences, labels, splits, C=1.0, folds=5, window=16,
@@ -116,7 +116,7 @@ def feature_probe(wic, sentences, labels, splits, C=1.0, folds=5, window=16,
     labels = np.asarray(labels)
     if len(sentences) != len(labels):
         raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels.")
-    features = sentence_features(wic, sentences, window)
+    features, used = sentence_features(wic, sentences, window)
     candidates = {name: features[:, i] for i, name in enumerate(wic.layer_names)}
     if concatenate and features.shape[1] > 1:
         candidates[CONCATENATED] = features.reshape(len(features), -1)
@@ -144,6 +144,7 @@ def feature_probe(wic, sentences, labels, splits, C=1.0, folds=5, window=16,
         "C": C,
         "folds": folds,
         "window": window,
+        "smallest_window": used,
         "sentences": len(sentences),
     }
 

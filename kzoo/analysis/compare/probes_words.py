@@ -24,6 +24,8 @@ from kzoo.datasets import evaluation_file
 WORD = re.compile(r"(?<![\w-])\w+(?![\w-])")
 WORD_PAIRS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt"}
 ANALOGIES = "questions-words.txt"
+#: fewer pairs than this give no correlation (None)
+MIN_PAIRS = 3
 
 
 def read_word_pairs(name):
@@ -93,6 +95,31 @@ def cut_window(text, start, end, window):
     return text[first:last], (start - first, end - first)
 
 
+def vectors_in_windows(wic, contexts, window, chunk=256):
+    """``wic.vectors_at`` of ``contexts`` (``[(text, (start, end))]``), each
+    cut to ``window`` words on either side of its word; where a chunk of
+    ``chunk`` contexts is refused (a window longer than the model takes),
+    that chunk is cut again to half the window, down to the word alone.
+
+    Returns:
+        ``(vectors, smallest window used)``.
+    """
+    parts, used = [], window
+    for first in range(0, len(contexts), chunk):
+        part, size = contexts[first:first + chunk], window
+        while True:
+            cut = [cut_window(text, start, end, size) for text, (start, end) in part]
+            try:
+                parts.append(wic.vectors_at([c for c, _ in cut], [s for _, s in cut]))
+                break
+            except ValueError:
+                if size == 0:
+                    raise
+                size //= 2
+        used = min(used, size)
+    return np.concatenate(parts), used
+
+
 def word_contexts(texts, vocabulary, max_contexts=8, window=16, seed=0):
     """Up to ``max_contexts`` occurrences of each vocabulary word, drawn
     uniformly from all its occurrences in ``texts`` (reservoir sampling from
@@ -127,12 +154,15 @@ def word_contexts(texts, vocabulary, max_contexts=8, window=16, seed=0):
             for word, places in chosen.items()}
 
 
-def context_word_vectors(wic, contexts):
+def context_word_vectors(wic, contexts, window=None):
     """Each word's vector at each layer: the mean of its in-context vectors.
 
     Args:
         wic: a ``kzoo.analysis.WordInContext``.
         contexts: ``{word: [(sentence, (start, end)), ...]}`` (``word_contexts``).
+        window: None (the contexts as they are) or an int: each context cut
+            to that many words on either side, fewer where the model refuses
+            it as too long (``vectors_in_windows``).
 
     Returns:
         ``(words, vectors, counts)``: the words (sorted), float64
@@ -140,12 +170,20 @@ def context_word_vectors(wic, contexts):
         one: a word outside a static model's vocabulary) and int
         ``[num_layers, len(words)]`` the contexts each mean is over.
     """
+    return _context_word_vectors(wic, contexts, window)[:3]
+
+
+def _context_word_vectors(wic, contexts, window):
     words = sorted(w for w in contexts if contexts[w])
     if not words:
         raise ValueError("No word has a context: none of the vocabulary is in the "
                          "texts. Pass the corpus the models were trained on.")
     targets = [(i, c) for i, w in enumerate(words) for c in contexts[w]]
-    found = wic.vectors_at([c[0] for _, c in targets], [c[1] for _, c in targets])
+    used = window
+    if window is None:
+        found = wic.vectors_at([c[0] for _, c in targets], [c[1] for _, c in targets])
+    else:
+        found, used = vectors_in_windows(wic, [c for _, c in targets], window)
     found = found.astype(np.float64)
     owner = np.array([i for i, _ in targets])
     ok = ~np.isnan(found).any(axis=-1)  # [targets, layers]
@@ -156,7 +194,7 @@ def context_word_vectors(wic, contexts):
     with np.errstate(invalid="ignore", divide="ignore"):
         vectors = sums / counts[..., None]
     vectors[counts == 0] = np.nan
-    return words, vectors.transpose(1, 0, 2), counts.T
+    return words, vectors.transpose(1, 0, 2), counts.T, used
 
 
 def _layer_scores(words, vectors):
@@ -173,7 +211,7 @@ def _layer_scores(words, vectors):
     scores, scored = {}, {}
     for name, file in WORD_PAIRS.items():
         scored[name] = sum(a in have and b in have for a, b, _ in read_word_pairs(name))
-        if not scored[name]:
+        if scored[name] < MIN_PAIRS:
             scores[name] = None
             continue
         _, spearman, _ = wv.evaluate_word_pairs(evaluation_file(file))
@@ -206,19 +244,20 @@ def word_similarity(wic, contexts, vocabulary, max_contexts=8, window=16, seed=0
 
     Returns:
         A JSON-ready dict: ``layers`` (names), ``wordsim353``, ``simlex999``
-        and ``analogy`` (one float or None per layer: None where no pair or
-        question could be scored), ``pairs_covered`` (pairs of each set with
+        and ``analogy`` (one float or None per layer: None where fewer than
+        ``MIN_PAIRS`` pairs, or no question, could be scored), ``pairs_covered`` (pairs of each set with
         both words in the vocabulary), ``questions_covered`` (questions with
         all four), ``words`` (the vocabulary size), per layer
         ``words_with_vector``, ``pairs_scored`` and ``questions_scored``, and
-        the settings.
+        the settings (``smallest_window``: the fewest words on either side
+        that a context was cut to, where the model took no longer one).
     """
     vocabulary = sorted(set(vocabulary))
     if not vocabulary:
         raise ValueError("`vocabulary` is empty: compute it with "
                          "evaluation_vocabulary(texts, min_count) on the training text.")
     found = word_contexts(contexts, vocabulary, max_contexts, window, seed)
-    words, vectors, counts = context_word_vectors(wic, found)
+    words, vectors, counts, used = _context_word_vectors(wic, found, window)
     known = set(vocabulary)
     layers = [_layer_scores(words, vectors[i]) for i in range(len(wic.layer_names))]
     return {
@@ -236,5 +275,6 @@ def word_similarity(wic, contexts, vocabulary, max_contexts=8, window=16, seed=0
         "questions_scored": [s["questions_scored"] for s in layers],
         "max_contexts": max_contexts,
         "window": window,
+        "smallest_window": used,
         "contexts": int(counts.max(axis=0).sum()),
     }

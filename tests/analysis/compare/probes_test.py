@@ -18,7 +18,7 @@ from kzoo.analysis.compare.probes_classifier import (
     fit_logistic_regression,
     stratified_folds,
 )
-from kzoo.analysis.compare.probes_words import cut_window
+from kzoo.analysis.compare.probes_words import cut_window, vectors_in_windows
 from kzoo.datasets import evaluation_file
 from kzoo.models.family import get_family
 
@@ -112,6 +112,28 @@ def test_context_averaging_equals_the_numpy_mean_of_vectors_at(make_wic):
                                    atol=1e-7)
         assert (counts[:, j] == len(contexts[word])).all()
     assert counts[0].tolist() == [2, 3, 2]  # "cat" capped at 3 of 4
+
+
+class ShortWordInContext(HashWordInContext):
+    """Refuses a text of more than 5 words, as a model refuses one longer
+    than its sequence length."""
+
+    def _embed(self, sentences, spans):
+        if max(len(s.split()) for s in sentences) > 5:
+            raise ValueError("too long for this model")
+        return super()._embed(sentences, spans)
+
+
+def test_contexts_too_long_for_the_model_are_cut_shorter():
+    wic = ShortWordInContext()
+    contexts = [("a b c d e f g h i", (8, 9)), ("x y", (0, 1))]
+    vectors, used = vectors_in_windows(wic, contexts, window=4)
+    assert used == 2  # 9 words refused, then 5
+    expected = wic.vectors_at(["c d e f g", "x y"], [(4, 5), (0, 1)])
+    np.testing.assert_allclose(vectors, expected)
+    texts = ["one two three four five six seven eight tiger nine ten"]
+    result = probes.word_similarity(wic, texts, ["tiger"], window=16)
+    assert (result["window"], result["smallest_window"]) == (16, 2)
 
 
 def test_word_similarity_matches_scipy_and_gensim_on_a_static_model():
@@ -229,7 +251,8 @@ class SentimentWordInContext(WordInContext):
 def test_sentence_features_are_the_mean_of_the_words_vectors():
     wic = HashWordInContext()
     sentences = ["a good film, really.", "bad"]
-    features = probes.sentence_features(wic, sentences, window=16)
+    features, used = probes.sentence_features(wic, sentences, window=16)
+    assert used == 16
     spans = [(0, 1), (2, 6), (7, 11), (13, 19)]
     expected = wic.vectors_at([sentences[0]] * 4, spans).mean(axis=0)
     np.testing.assert_allclose(features[0], expected, rtol=1e-6)
