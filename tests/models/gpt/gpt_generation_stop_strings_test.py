@@ -123,3 +123,20 @@ def test_sampled_rows_end_where_transformers_criteria_first_hold(models, hf_toke
         else:
             assert not any(holds[:-1])
     assert 0 < stopped < len(rows)
+
+
+def test_strings_reaching_into_the_prompt_match_transformers(models, hf_tokenizer):
+    """A string across the prompt's last token and the first new token stops
+    at once; one wholly inside the prompt never stops the row."""
+    model, lm = models
+    token_bytes = lm.preprocessor.token_bytes()
+    free = _hf(model, hf_tokenizer, OTHER_PROMPT, 1)
+    first_new = token_bytes[free[len(OTHER_PROMPT)]]
+    prompt_text = b"".join(token_bytes[t] for t in OTHER_PROMPT)
+    across = (prompt_text[-1:] + first_new[:1]).decode()
+    inside_prompt = prompt_text[-3:].decode()
+    for stop_strings, length in (([across], len(OTHER_PROMPT) + 1),
+                                 ([inside_prompt], len(free))):
+        expected = _hf(model, hf_tokenizer, OTHER_PROMPT, 1, stop_strings)
+        assert len(expected) == length
+        assert _kzoo(lm, [OTHER_PROMPT], 1, stop_strings)[0] == expected
