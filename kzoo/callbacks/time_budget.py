@@ -24,13 +24,17 @@ class TimeBudget(keras.callbacks.Callback):
         steps: int or None. The number of batches to train (kept as
             ``max_steps``).
         max_points: int. The loss curve keeps at most about this many
-            points: every batch at first, every second one of those when
-            there are more, and so on; the last batch is always in it.
+            points: one per batch at first; past ``max_points``, every two
+            neighbours are merged into one, and so on.
 
     Attributes:
         steps: batches trained so far; ``elapsed``: seconds since the first
             batch began.
-        curve: ``[seconds, step, loss]`` rows (steps counted from 1).
+        curve: ``[seconds, step, loss]`` rows (steps counted from 1, the
+            last batch always a row): ``loss`` is the mean loss of the
+            batches since the row before, each batch's loss recovered from
+            the running mean over the epoch that Keras logs (exact when
+            the epoch's batches are of one size).
 
     Example:
     >>> budget = kzoo.callbacks.TimeBudget(steps=3)
@@ -63,15 +67,16 @@ class TimeBudget(keras.callbacks.Callback):
         self.start = None
         self.elapsed = 0.0
         self.steps = 0
-        self._points = []
-        self._last = None
+        self._points = []  # [seconds, step, loss sum, batches]
+        self._pending = None
         self._stride = 1
+        self._epoch_batches = 0
+        self._epoch_mean = 0.0
 
     @property
     def curve(self):
-        if self._last is None or (self._points and self._points[-1] is self._last):
-            return list(self._points)
-        return self._points + [self._last]
+        rows = self._points + ([self._pending] if self._pending else [])
+        return [[seconds, step, total / count] for seconds, step, total, count in rows]
 
     def done(self):
         """Whether the budget is spent: ``max_steps`` trained when given,
@@ -80,6 +85,9 @@ class TimeBudget(keras.callbacks.Callback):
             return self.steps >= self.max_steps
         return self.start is not None and self.elapsed >= self.seconds
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_batches, self._epoch_mean = 0, 0.0
+
     def on_train_batch_begin(self, batch, logs=None):
         if self.start is None:
             self.start = time.perf_counter()
@@ -87,17 +95,30 @@ class TimeBudget(keras.callbacks.Callback):
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
         self.elapsed = time.perf_counter() - self.start
-        loss = (logs or {}).get("loss")
-        if loss is not None:
-            self._record([self.elapsed, self.steps, float(loss)])
+        mean = (logs or {}).get("loss")
+        if mean is not None:
+            mean = float(mean)
+            count = self._epoch_batches + 1
+            loss = count * mean - self._epoch_batches * self._epoch_mean
+            self._epoch_batches, self._epoch_mean = count, mean
+            self._record(loss)
         if self.done():
             self.model.stop_training = True
 
-    def _record(self, row):
-        self._last = row
-        if (row[1] - 1) % self._stride == 0:
-            self._points.append(row)
-            if len(self._points) > self.max_points:
-                self._stride *= 2
-                self._points = [r for r in self._points
-                                if (r[1] - 1) % self._stride == 0]
+    def _record(self, loss):
+        seconds, step, total, count = self._pending or (0.0, 0, 0.0, 0)
+        self._pending = [self.elapsed, self.steps, total + loss, count + 1]
+        if self.steps % self._stride:
+            return
+        self._points.append(self._pending)
+        self._pending = None
+        if len(self._points) > self.max_points:
+            self._stride *= 2
+            merged, pending = [], None
+            for seconds, step, total, count in self._points:
+                pending = [seconds, step, total + (pending[2] if pending else 0.0),
+                           count + (pending[3] if pending else 0)]
+                if step % self._stride == 0:
+                    merged.append(pending)
+                    pending = None
+            self._points, self._pending = merged, pending

@@ -51,19 +51,34 @@ def test_goes_on_over_several_fit_calls():
     assert budget.elapsed >= budget.curve[0][0] >= 0
 
 
-def test_curve_is_thinned_and_keeps_the_last_step():
-    model = _model()
-    x = np.random.default_rng(0).normal(size=(64, 2))
-    budget = TimeBudget(steps=50, max_points=8)
-    model.fit(x, x[:, :1], batch_size=1, epochs=5, verbose=0, callbacks=[budget])
-    steps = [row[1] for row in budget.curve]
-    assert len(steps) <= 9 and steps[0] == 1 and steps[-1] == 50
-    assert steps == sorted(steps)
-    stride = steps[1] - steps[0]
-    assert all(b - a == stride for a, b in zip(steps[:-2], steps[1:-1]))
-    seconds = [row[0] for row in budget.curve]
-    assert seconds == sorted(seconds)
-    assert all(np.isfinite(row[2]) for row in budget.curve)
+def _constant_model():
+    # Nothing learns (rate 0, zero weights): batch i's loss is mean(y_i ** 2).
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(
+        1, kernel_initializer="zeros", bias_initializer="zeros")])
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+    return model
+
+
+@pytest.mark.parametrize("max_points, steps", [(200, 12), (8, 50), (5, 23)])
+def test_curve_holds_the_mean_loss_of_its_batches(max_points, steps):
+    y = np.arange(1.0, 11.0).reshape(10, 1)  # 10 batches of one an epoch
+    batch_losses = np.tile(y[:, 0] ** 2, 10)[:steps]
+    budget = TimeBudget(steps=steps, max_points=max_points)
+    _constant_model().fit(np.zeros((10, 1)), y, batch_size=1, epochs=10, shuffle=False,
+                          verbose=0, callbacks=[budget])
+    curve = budget.curve
+    ends = [row[1] for row in curve]
+    assert ends[-1] == steps and ends == sorted(ends) and len(curve) <= max_points + 1
+    starts = [0] + ends[:-1]
+    expected = [batch_losses[a:b].mean() for a, b in zip(starts, ends)]
+    np.testing.assert_allclose([row[2] for row in curve], expected, rtol=1e-5)
+    if steps <= max_points:
+        assert ends == list(range(1, steps + 1))
+    else:
+        stride = ends[1] - ends[0]
+        assert stride > 1 and all(b - a == stride for a, b in zip(ends[:-2], ends[1:-1]))
+    seconds = [row[0] for row in curve]
+    assert seconds == sorted(seconds) and seconds[-1] == budget.elapsed
 
 
 @pytest.mark.parametrize("kwargs, message", [

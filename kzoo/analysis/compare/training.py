@@ -211,8 +211,8 @@ def train_family(family, corpus, minutes, folder, seed=0, steps=None, options=No
         shards = prepare(family, corpus.train_files, os.path.join(folder, "data"),
                          options=options_of(family, options),
                          vocabulary_sample_mb=options.vocabulary_sample, verbose=False)
-        # Seeded after the preparation, whose first run may import modules
-        # that draw from Python's generator: the model starts alike.
+        # Seeded right before the model is built: whatever the preparation
+        # drew does not move the model's start.
         keras.utils.set_random_seed(seed)
         model, data = recipe.from_shards(shards, options)
     else:
