@@ -156,10 +156,16 @@ def test_sampling_draws_from_transformers_distribution(models, case):
         tv, threshold = _tv_to(samples, p)
         assert tv <= threshold, (name, tv, threshold)
     # The same draws reject a wrong sampler.
-    if wrong == "one_token_fewer":  # the nucleus cut one token short
-        wrong = {**settings, "top_k": int((first > 0).sum()) - 1}
+    kept = int((first > 0).sum())
+    if wrong == "one_token_fewer":  # a p between the last two kept tokens' cuts
+        plain = _next_probabilities(model, [PROMPT], len(PROMPT),
+                                    {**settings, "top_p": 1.0})[0]
+        q = np.sort(plain)[::-1]
+        wrong = {**settings, "top_p": float(q[:kept - 2].sum() + q[kept - 2] / 2)}
     wrong_first, wrong_joint = _two_token_distributions(model, PROMPT,
                                                         _resolve(model, PROMPT, wrong))
+    if "top_p" in wrong and wrong["top_p"] != settings.get("top_p"):
+        assert (wrong_first > 0).sum() == kept - 1
     rejected = [name for name, (samples, p) in {
         "first": ((t1,), wrong_first), "both": ((t1, t2), wrong_joint)}.items()
         if np.greater(*_tv_to(samples, p))]
