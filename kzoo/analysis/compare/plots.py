@@ -36,9 +36,29 @@ def best_layer(layers, values):
     return best or (None, None)
 
 
+def scored(words):
+    """``{key: n}``: the word pairs (``wordsim353``, ``simlex999``) and
+    analogy questions a word-similarity result scored at its best layer."""
+    counts = {}
+    layers = list(words.get("layers") or ())
+    for key in ("wordsim353", "simlex999", "analogy"):
+        layer, _ = best_layer(layers, words.get(key))
+        if layer is None:
+            continue
+        i = layers.index(layer)
+        if key == "analogy":
+            n = (words.get("questions_scored") or [None] * len(layers))[i]
+        else:
+            n = ((words.get("pairs_scored") or [{}] * len(layers))[i] or {}).get(key)
+        if n is not None:
+            counts[key] = n
+    return counts
+
+
 def probe_figures(entry):
     """A family's headline figure per probe: ``{key: (value, std, layer)}``
-    (value None where the family has no such figure).
+    (value None where the family has no such figure), and under
+    ``"scored"`` the pairs and questions the word figures are over.
 
     Word similarity and analogies: the best layer's score (no held-out set
     picks the layer). Polysemy: the test AUC of the layer with the best
@@ -49,6 +69,7 @@ def probe_figures(entry):
     for key in ("wordsim353", "simlex999", "analogy"):
         layer, value = best_layer(words.get("layers"), words.get(key))
         figures[key] = (value, None, layer)
+    figures["scored"] = scored(words)
     poly = entry.get("polysemy") or {}
     layer, _ = best_layer(poly.get("layers"), poly.get("dev_auc"))
     value = None
@@ -136,7 +157,8 @@ def plot_losses(results, path):
         ax.set_title(entry.get("title", name))
         ax.set_xlabel("training seconds")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("pretraining loss (its own objective)")
+    axes[0][0].set_ylabel("pretraining loss (its own objective;\n"
+                          "the mean over the epoch so far)", fontsize=8)
     fig.suptitle("Pretraining loss during the budget")
     fig.tight_layout()
     fig.savefig(path)

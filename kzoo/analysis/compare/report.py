@@ -65,20 +65,27 @@ def _count(value):
     return str(int(value))
 
 
-def cell(value, std=None, layer=None):
-    """One table cell: ``0.612 ± 0.031`` and the layer it comes from."""
+def cell(value, std=None, layer=None, count=None):
+    """One table cell: ``0.612 ± 0.031``, the layer it comes from and the
+    number of items scored."""
     if not _finite(value):
         return "–"
     text = _number(value)
     if _finite(std):
         text += f" ± {_number(std)}"
-    if layer is not None:
-        text += f" ({layer})"
-    return text
+    notes = [str(layer)] if layer is not None else []
+    if count is not None:
+        notes.append(f"n={count}")
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _held_out(held):
-    return ", ".join(f"{k} {_number(v, 2)}" for k, v in (held or {}).items()) or "–"
+#: the held-out measures the table shows (all are in the sizes section)
+HEADLINE = ("perplexity", "loss")
+
+
+def _held_out(held, keys=HEADLINE):
+    held = {k: v for k, v in (held or {}).items() if keys is None or k in keys}
+    return ", ".join(f"{k} {_number(v, 2)}" for k, v in held.items()) or "–"
 
 
 def table(results):
@@ -92,7 +99,7 @@ def table(results):
         row = [entry.get("title", name), _count(cost.get("parameters")),
                _number(cost.get("steps")), _count(cost.get("training_tokens")),
                _held_out(cost.get("held_out"))]
-        row += [cell(*figures[key]) for key, _ in PROBES]
+        row += [cell(*figures[key], count=figures["scored"].get(key)) for key, _ in PROBES]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -157,9 +164,10 @@ def render(results):
     elif files:
         out.append(f"- corpus files: {len(files)}")
     out += [_marker("end", "setting"), "", "## Results", "",
-            "Held-out: each family's own measure on the held-out documents. Word "
-            "similarity and analogies: the best layer's score (its name in "
-            "brackets). Polysemy: the test AUC of the layer with the best dev AUC. "
+            "Held-out: each family's own loss (and perplexity) on the held-out "
+            "documents, not comparable across objectives. Word similarity and "
+            "analogies: the best layer's score (its name and the pairs or "
+            "questions scored in brackets). Polysemy: the test AUC of the layer with the best dev AUC. "
             "Sentiment (Pang & Lee, 200 sentences): mean accuracy ± std over 5 "
             "stratified splits.", "", _marker("start", "table"), table(results),
             _marker("end", "table"), ""]
@@ -174,7 +182,8 @@ def render(results):
                    f"{_number(cost.get('steps'))} steps in "
                    f"{_number(cost.get('training_seconds'), 1)} s "
                    f"(preparation {_number(cost.get('preparation_seconds'), 1)} s), "
-                   f"{_count(cost.get('training_tokens'))} tokens seen")
+                   f"{_count(cost.get('training_tokens'))} tokens seen; held out: "
+                   f"{_held_out(cost.get('held_out'), keys=None)}")
     out += ["", "## Per layer", ""]
     for name, entry in results["families"].items():
         out += [f"### {entry.get('title', name)}", "", layer_table(entry), ""]

@@ -28,7 +28,8 @@ def test_results_round_trip_and_report_shows_the_dicts_figures(tmp_path):
         words = entry["word_similarity"]
         best = max(range(len(words["layers"])), key=lambda i: words["wordsim353"][i])
         assert cells["WordSim-353 Spearman (best layer)"] == (
-            f"{words['wordsim353'][best]:.3f} ({words['layers'][best]})")
+            f"{words['wordsim353'][best]:.3f} ({words['layers'][best]}, "
+            f"n={words['pairs_scored'][best]['wordsim353']})")
         poly = entry["polysemy"]
         chosen = max(range(len(poly["layers"])), key=lambda i: poly["dev_auc"][i])
         assert cells["polysemy test AUC (layer best on dev)"] == (

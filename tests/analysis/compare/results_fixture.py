@@ -31,6 +31,9 @@ def make_results(seed=0, fine_tunes=("gpt", "bert")):
             "word_similarity": {"layers": layers, "wordsim353": values(n, -0.1, 0.4),
                                 "simlex999": values(n, -0.1, 0.3),
                                 "analogy": [None] + values(n - 1, 0, 0.1),
+                                "pairs_scored": [{"wordsim353": 100 + i, "simlex999": 200 + i}
+                                                 for i in range(n)],
+                                "questions_scored": [300 + i for i in range(n)],
                                 "pairs_covered": {"wordsim353": 120, "simlex999": 300},
                                 "questions_covered": 410},
             "polysemy": {"layers": layers, "dev_auc": values(n, 0.4, 0.8),
