@@ -157,8 +157,7 @@ def plot_losses(results, path):
         ax.set_title(entry.get("title", name))
         ax.set_xlabel("training seconds")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("pretraining loss (its own objective;\n"
-                          "the mean over the epoch so far)", fontsize=8)
+    axes[0][0].set_ylabel("pretraining loss (its own objective)")
     fig.suptitle("Pretraining loss during the budget")
     fig.tight_layout()
     fig.savefig(path)

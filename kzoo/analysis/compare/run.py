@@ -77,19 +77,25 @@ def _check_corpus(corpus):
     return [os.path.abspath(p) for p in files]
 
 
-def _plan(plan, output, seed, minutes):
-    """``{family name: steps}`` from a plan (a results.json), or {}."""
-    if plan is None:
-        existing = os.path.join(output, RESULTS)
-        if not os.path.exists(existing):
+def _plan(plan, output, seed, minutes, sha256):
+    """``{family name: steps}`` from a plan (a results.json), or {}. A plan
+    of another corpus, seed or budget is refused (its steps would not
+    repeat anything)."""
+    implicit = plan is None
+    if implicit:
+        plan = os.path.join(output, RESULTS)
+        if not os.path.exists(plan):
             return None, {}
-        plan = existing
     results = read_results(plan)
-    if results.get("seed") != seed or results.get("minutes") != minutes:
+    ran = (results.get("seed"), results.get("minutes"),
+           (results.get("corpus") or {}).get("sha256"))
+    if ran != (seed, minutes, sha256):
+        fix = (f"remove {plan} or choose another --output to start afresh" if implicit
+               else "pass the same corpus, --minutes and --seed, or no --plan")
         raise ValueError(
-            f"{plan} was a run with seed {results.get('seed')} and "
-            f"{results.get('minutes')} minutes; replaying its steps needs the same "
-            f"(got seed {seed}, {minutes} minutes): pass those, or another --output.")
+            f"{plan} was a run with seed {ran[0]}, {ran[1]} minutes and corpus "
+            f"sha256 {str(ran[2])[:12]}; this one has seed {seed}, {minutes} minutes "
+            f"and {sha256[:12]}, so its steps cannot be replayed: {fix}.")
     return plan, {name: entry["cost"]["steps"]
                   for name, entry in results.get("families", {}).items()}
 
@@ -152,8 +158,8 @@ def compare(corpus, minutes, output, families=None, seed=0, plan=None, print_fn=
     work = os.path.abspath(work or output)
     _check_output(output)
     _check_output(work)
-    plan, steps = _plan(plan, output, seed, minutes)
     split = training.split_corpus(files, os.path.join(work, "corpus"))
+    plan, steps = _plan(plan, output, seed, minutes, split.sha256)
     if split.train_words < MIN_TRAIN_WORDS or split.held_out_words == 0:
         raise ValueError(
             f"The corpus is too small: {split.train_words} training words and "

@@ -76,11 +76,22 @@ def test_bad_input_is_refused_before_training(tmp_path):
         if output.exists() else True
 
 
-def test_a_plan_of_another_seed_is_refused(tmp_path):
+def test_a_plan_of_another_run_is_refused(tmp_path):
+    import hashlib
+
+    sha256 = hashlib.sha256(open(_corpus(), "rb").read()).hexdigest()
     plan = tmp_path / "results.json"
-    plan.write_text(json.dumps({"schema": 1, "seed": 3, "minutes": 1, "families": {}}))
-    with pytest.raises(ValueError, match="seed 3"):
-        compare(_corpus(), 1, str(tmp_path / "out"), plan=str(plan))
+    for seed, minutes, digest, match in ((3, 1, sha256, "seed 3"), (0, 2, sha256, "2 minutes"),
+                                         (0, 1, "ab" * 32, "sha256 abababababab")):
+        plan.write_text(json.dumps({"schema": 1, "seed": seed, "minutes": minutes,
+                                    "corpus": {"sha256": digest}, "families": {}}))
+        with pytest.raises(ValueError, match=match):
+            compare(_corpus(), 1, str(tmp_path / "out"), plan=str(plan))
+    output = tmp_path / "again"  # the results.json of an earlier run in OUTPUT
+    output.mkdir()
+    (output / "results.json").write_text(plan.read_text())
+    with pytest.raises(ValueError, match="remove .*results.json or choose another --output"):
+        compare(_corpus(), 1, str(output))
 
 
 @needs_wordnet
