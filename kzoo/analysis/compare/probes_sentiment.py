@@ -56,6 +56,25 @@ def sentiment_splits(n, labels, seeds=5, test_fraction=0.2):
     return splits
 
 
+def check_splits(splits, sentences, labels):
+    """Raises a ``ValueError`` unless ``labels`` has one label per sentence
+    and each split's ``train`` and ``test`` are positions of them."""
+    if len(sentences) != len(labels):
+        raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels: "
+                         "pass one label per sentence.")
+    if not splits:
+        raise ValueError("No splits: make them with sentiment_splits(n, labels).")
+    for split in splits:
+        for part in ("train", "test"):
+            positions = split.get(part) if isinstance(split, dict) else None
+            if not positions or not all(
+                    isinstance(i, (int, np.integer)) and 0 <= i < len(sentences)
+                    for i in positions):
+                raise ValueError(f"A split's {part!r} must be a non-empty list of "
+                                 f"positions below {len(sentences)}: make the splits "
+                                 "with sentiment_splits(n, labels).")
+
+
 def sentence_features(wic, sentences, window=16):
     """Each sentence's feature vector per layer: the mean of its words'
     in-context vectors (``WordInContext.vectors_at``), each word seen in the
@@ -114,8 +133,7 @@ def feature_probe(wic, sentences, labels, splits, C=1.0, folds=5, window=16,
         ``std``) and the settings.
     """
     labels = np.asarray(labels)
-    if len(sentences) != len(labels):
-        raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels.")
+    check_splits(splits, sentences, labels)
     features, used = sentence_features(wic, sentences, window)
     candidates = {name: features[:, i] for i, name in enumerate(wic.layer_names)}
     if concatenate and features.shape[1] > 1:
@@ -179,8 +197,7 @@ def fine_tuning(family, preset, sentences, labels, splits, seed=0, epochs=4,
         return None
     task = family.task(TextClassifier)
     labels = np.asarray(labels)
-    if len(sentences) != len(labels):
-        raise ValueError(f"{len(sentences)} sentences but {len(labels)} labels.")
+    check_splits(splits, sentences, labels)
     kwargs = {} if sequence_length is None else {"sequence_length": sequence_length}
     accuracies, length = [], sequence_length
     for split in splits:

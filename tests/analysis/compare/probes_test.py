@@ -274,6 +274,11 @@ def test_feature_probe_chooses_the_informative_layer_on_the_training_part():
         assert row["mean"] == pytest.approx(np.mean(row["accuracies"]))
     assert result == probes.feature_probe(SentimentWordInContext(), sentences, labels,
                                           splits, folds=2)
+    with pytest.raises(ValueError, match="one label per sentence"):
+        probes.feature_probe(SentimentWordInContext(), sentences, labels[:-1], splits)
+    with pytest.raises(ValueError, match="positions below 40"):
+        probes.feature_probe(SentimentWordInContext(), sentences, labels,
+                             [{"seed": 0, "train": [0, 40], "test": [1]}])
 
 
 # --- polysemy ---
