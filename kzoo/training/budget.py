@@ -7,11 +7,12 @@ word2vec's vectors are its hidden size), so that at a given budget every
 family's vectors have the same width and the three contextual families the
 same depth.
 
-The sizes were chosen by training on a 2-core CPU: the smallest (1 to 2
-minutes) is the largest at which every family's loss falls visibly within
-the minute (a few hundred steps); each larger one about doubles the width
-where the budget grows about fivefold, as step costs grow with width and
-depth and a larger model needs more steps to pass a small one.
+The smallest size (budgets up to 2 minutes) was checked with 1-minute runs
+on gensim's Lee corpus on a shared 2-core CPU: every family's loss falls
+within the minute (a few hundred steps of GPT and BERT on JAX). The larger
+rows follow a rule of thumb, not a measurement: the width about doubles
+where the budget grows about fivefold, as a step's cost grows with width
+and depth and a larger model needs more steps to pass a smaller one.
 """
 
 #: (most minutes, size): the first row whose minutes cover the budget

@@ -36,6 +36,7 @@ register_family(Family(
         build=gpt_pretraining.pretrain,
         continue_from=gpt_continued_pretraining.continue_from,
         defaults=gpt_pretraining.DEFAULTS,
+        add_arguments=gpt_pretraining.add_arguments,
         evaluate=gpt_pretraining.evaluate,
         held_out=gpt_pretraining.held_out,
         budget_options=gpt_pretraining.budget_options,
