@@ -21,6 +21,9 @@ from kzoo.analysis.compare.probes_classifier import (
 from kzoo.analysis.compare.probes_words import cut_window, vectors_in_windows
 from kzoo.datasets import evaluation_file
 from kzoo.models.family import get_family
+from kzoo.testing.without_tensorflow import check_without_tensorflow
+
+pytestmark = pytest.mark.without_tensorflow
 
 WORDNET = os.path.exists("/usr/share/wordnet/data.noun")
 BERT_VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "film",
@@ -377,3 +380,29 @@ def test_fine_tuning_learns_a_separable_task_and_repeats(tmp_path, name, make_pr
 def test_a_family_without_a_text_classifier_is_not_fine_tuned():
     assert probes.fine_tuning(get_family("word2vec"), "unused", ["a"], [0],
                               [{"seed": 0, "train": [0], "test": [0]}]) is None
+
+
+def test_the_probes_run_without_tensorflow(tmp_path):
+    code = f"""
+import keras, kzoo
+from kzoo.analysis import load_word_in_context
+from kzoo.analysis.compare import probes
+from kzoo.models.family import get_family
+keras.utils.set_random_seed(0)
+vocabulary = {BERT_VOCABULARY!r}
+backbone = kzoo.models.BertBackbone(
+    vocabulary_size=len(vocabulary), num_layers=1, num_heads=2, hidden_dim=8,
+    intermediate_dim=16, max_sequence_length=16)
+preprocessor = kzoo.models.BertMaskedLMPreprocessor(
+    kzoo.models.BertTokenizer(vocabulary=vocabulary), sequence_length=12)
+kzoo.models.BertMaskedLM(backbone, preprocessor=preprocessor).save_to_preset({str(tmp_path)!r})
+wic = load_word_in_context({str(tmp_path)!r})
+sentences, labels = {GOOD + BAD!r}, [1] * 20 + [0] * 20
+splits = probes.sentiment_splits(40, labels, seeds=2)
+print(probes.word_similarity(wic, sentences, ["film", "plot"])["layers"])
+print(probes.feature_probe(wic, sentences, labels, splits, folds=2)["layer"])
+print(probes.fine_tuning(get_family("bert"), {str(tmp_path)!r}, sentences, labels,
+                         splits[:1], epochs=1)["task"])
+"""
+    out = check_without_tensorflow(code)
+    assert "['embeddings', 'layer 1']" in out and "BertClassifier" in out
