@@ -88,11 +88,17 @@ class _Generation(keras.Model):
         index = ops.min(ops.sum(ops.cast(prompt_mask, "int32"), axis=1))
 
         def next_fn(token_ids, cache, index):
-            rows = ops.shape(token_ids)[0]  # batch * num_beams for beam search
-            token = ops.slice(token_ids, (0, index - 1), (rows, 1))
+            # The column as one index (a view where `index` is an int, see
+            # kzoo.ops.while_loop); `[:, None]` keeps its static shape.
+            token = token_ids[:, index - 1][:, None]
             hidden, cache = backbone.call_with_cache(token, cache, index - 1,
                                                      **in_place)
-            logits = head(hidden)[:, 0, :]
+            hidden = hidden[:, 0]
+            # The head's own `call` where its input is in its compute dtype
+            # already: Keras' per-call work (casts, scopes) would do nothing.
+            logits = (head.call(hidden)
+                      if keras.backend.standardize_dtype(hidden.dtype)
+                      == head.compute_dtype else head(hidden))
             if self.task.vocabulary_mask is not None:
                 logits = self.task.vocabulary_mask(logits)
             return logits, cache

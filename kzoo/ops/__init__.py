@@ -23,7 +23,9 @@ The C allocator setting under PyTorch's training steps
 CPU memory for the next step.
 
 The greedy choice (``kzoo.ops.sampling``): ``argmax`` over the last axis,
-in the form that is fast on the backend.
+in the form that is fast on the backend. The generation loop
+(``kzoo.ops.loop``): ``while_loop``, ``keras.ops.while_loop`` with its
+scalar position a Python int where the loop runs on the host.
 
 Transformer primitives (``kzoo.ops.transformer``): ``linear`` (with its
 bias, activation and residual), ``linears`` (one input, several kernels),
@@ -61,6 +63,7 @@ from kzoo.ops.sparse_rows import (  # noqa: F401
 )
 
 from kzoo.ops.sampling import argmax, argmax_reference  # noqa: F401, E402
+from kzoo.ops.loop import while_loop, while_loop_reference  # noqa: F401, E402
 
 from kzoo.ops.dropout_mask import dropout, dropout_reference  # noqa: F401, E402
 

@@ -3,12 +3,16 @@
 import keras
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo.api_export import kzoo_export
 
 
 def _column(x, index):
-    """``x[:, index]`` for a (possibly traced) scalar ``index``."""
-    return ops.squeeze(ops.slice(x, (0, index), (ops.shape(x)[0], 1)), axis=1)
+    """``x[:, index]`` for an int or a (possibly traced) scalar ``index``:
+    plain indexing, one view where ``index`` is an int (the loop's position
+    on eager PyTorch, see ``kzoo.ops.while_loop``), a dynamic slice of
+    static shape where it is traced."""
+    return x[:, index]
 
 
 def _is_stop(tokens, stop_token_ids):
@@ -28,8 +32,10 @@ class Sampler:
     iteration calls ``next_fn`` for the logits of position ``index`` (one
     step over the key/value cache), keeps the prompt token where a row's
     prompt is longer, otherwise picks a token with ``choose``, and stops early
-    when every row has produced a stop token. The loop is ``ops.while_loop``
-    with fixed shapes, so it compiles once per ``[batch, max_length]``.
+    when every row has produced a stop token. The loop is
+    ``kzoo.ops.while_loop`` (``keras.ops.while_loop``; on eager PyTorch its
+    position ``index`` is a Python int) with fixed shapes, so it compiles
+    once per ``[batch, max_length]``.
 
     Subclasses implement ``choose(logits, noise)`` (greedy, sampling) or
     replace the loop (beam search). Sampling samplers draw by inverse
@@ -110,7 +116,12 @@ class Sampler:
                         logits_processor=logits_processor, row_ends=row_ends,
                         stop_strings=stop_strings)
 
+        can_stop = bool(stop_token_ids) or row_ends is not None or (
+            stop_strings is not None)
+
         def cond(token_ids, cache, index, done):
+            if not can_stop:  # `done` stays all false
+                return index < max_length
             return ops.logical_and(index < max_length,
                                    ops.logical_not(ops.all(done)))
 
@@ -118,7 +129,7 @@ class Sampler:
             return self.step(next_fn, token_ids, cache, index, done, prompt_mask,
                              noise, **controls)
 
-        token_ids, _, _, _ = ops.while_loop(
+        token_ids, _, _, _ = kzoo_ops.while_loop(
             cond, body, (token_ids, cache, index, done))
         return token_ids
 
@@ -127,7 +138,7 @@ class Sampler:
              row_ends=None, stop_strings=None):
         """One iteration of the loop: fills position ``index``.
 
-        The compiled loop runs it inside ``ops.while_loop``; streaming runs
+        The compiled loop runs it inside ``kzoo.ops.while_loop``; streaming runs
         the same step from the host, one call per token. ``done`` (bool
         ``[batch]``) marks the rows that have stopped; the other arguments
         are ``__call__``'s.
@@ -143,10 +154,13 @@ class Sampler:
         noise_column = _column(noise, index) if self.uses_noise else None
         chosen = ops.cast(self.choose(logits, noise_column), token_ids.dtype)
         in_prompt = _column(prompt_mask, index)
-        chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
+        if stop_token_ids or row_ends is not None or stop_strings is not None:
+            # (Without any of them no row stops: `done` stays all false.)
+            chosen = ops.where(done, ops.cast(pad_token_id, chosen.dtype), chosen)
         chosen = ops.where(in_prompt, _column(token_ids, index), chosen)
-        done = ops.logical_or(done, ops.logical_and(
-            ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
+        if stop_token_ids:
+            done = ops.logical_or(done, ops.logical_and(
+                ops.logical_not(in_prompt), _is_stop(chosen, stop_token_ids)))
         if row_ends is not None:
             done = ops.logical_or(done, index + 1 >= row_ends)
         token_ids = ops.slice_update(token_ids, (0, index), chosen[:, None])
