@@ -157,8 +157,9 @@ def test_train_family_stops_at_the_time_budget(corpus, tmp_path):
     trained = train_family("word2vec", corpus, 0.02, str(tmp_path / "run"),
                            options=TINY["word2vec"], print_fn=lambda *a, **k: None)
     assert 1.2 <= trained.training_seconds < 30
-    assert trained.steps == trained.loss_curve[-1][1] > 1
-    assert trained.training_tokens > corpus.train_words  # several passes
+    assert trained.steps == trained.loss_curve[-1][1] >= 1
+    if len(trained.loss_curve) > 1:  # stopped at the first batch past the budget
+        assert trained.loss_curve[-2][0] < 1.2
 
 
 def test_train_family_errors(corpus, tmp_path):
