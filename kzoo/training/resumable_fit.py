@@ -37,7 +37,9 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
             checkpoint every this many batches.
         title: str or None. The curves' title.
         **fit_kwargs: for ``model.fit`` (``validation_data``, ``verbose``,
-            ``callbacks`` run after the checkpoint and the curves).
+            ``callbacks`` run after the checkpoint and the curves). A
+            callback that stops training (``keras.callbacks.EarlyStopping``)
+            ends the run, not just its epoch.
 
     Returns:
         The history of all epochs (a dict, as ``History.history``).
@@ -72,10 +74,14 @@ def resumable_fit(model, epochs, run_dir, data_for_epoch=None, data=None,
             model.fit(batches, epochs=epoch + 1,
                       initial_epoch=epoch, callbacks=callbacks, shuffle=False,
                       **fit_kwargs)
+            if model.stop_training:
+                break
     else:
         for epoch in range(start, epochs):
             model.fit(data_for_epoch(epoch), epochs=epoch + 1, initial_epoch=epoch,
                       callbacks=callbacks, shuffle=False, **fit_kwargs)
+            if model.stop_training:  # a callback's stop (EarlyStopping) ends the run
+                break
     return checkpoint.history
 
 
