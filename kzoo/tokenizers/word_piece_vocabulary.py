@@ -2,6 +2,7 @@
 
 import collections
 import collections.abc
+import itertools
 import os
 
 
@@ -9,10 +10,12 @@ from kzoo.preprocessing.engine import engine, is_tensorflow_value, tf
 from kzoo.api_export import kzoo_export
 from kzoo.preprocessing.preprocessing_layer import check_type
 from kzoo.tokenizers.tokenizer import to_valid_utf8, write_lines
+from kzoo.tokenizers.word_piece_learner import learn_word_piece
 from kzoo.tokenizers.word_piece_tokenizer import split_words_with_offsets
 
 _BATCH_SIZE = 1024
 _FILE_CHUNK_LINES = 1024
+_PYTHON_BATCH_CHARS = 1 << 20
 
 
 def text_batches(data):
@@ -69,12 +72,12 @@ def compute_word_piece_vocabulary(
 
     The text is normalized and split into words exactly as
     ``WordPieceTokenizer`` does with the same arguments; the vocabulary is
-    then learned from the word counts by tensorflow-text's WordPiece learner
-    (``bert_vocab_from_dataset``'s algorithm: a binary search over a count
-    threshold for the token set closest to ``vocabulary_size``). On the
-    Python engine (no TensorFlow) Hugging Face ``tokenizers``'
-    ``WordPieceTrainer`` learns it instead (merges of frequent pairs, as
-    BPE): a vocabulary of the same kind, not the same tokens. Every
+    then learned from the word counts with tensorflow-text's WordPiece
+    learner's algorithm (``bert_vocab_from_dataset``'s: a binary search over
+    a count threshold for the token set closest to ``vocabulary_size``), as
+    ``kzoo.tokenizers.word_piece_learner`` implements it. Both engines count
+    the same words and so return the same vocabulary, the same on every
+    call (ties are broken by the tokens themselves). Every
     character of the corpus (up to 1,000 distinct ones) is in the result,
     alone and as a ``##`` suffix, so a tokenizer built from it produces no
     out-of-vocabulary token on text made of those characters.
@@ -110,29 +113,18 @@ def compute_word_piece_vocabulary(
         raise ValueError(f"`vocabulary_size` must exceed the {len(reserved_tokens)} "
                          f"reserved tokens, got {vocabulary_size}.")
     if engine() == "python" and not is_tensorflow_value(data):
-        vocabulary = _hugging_face_vocabulary(
-            data, vocabulary_size, lowercase, strip_accents, split_on_punctuation,
-            reserved_tokens)
-        if vocabulary_output_file is not None:
-            write_lines(vocabulary_output_file, vocabulary)
-        return vocabulary
+        counts = python_word_counts(
+            python_texts(data), lowercase, strip_accents, split_on_punctuation)
+    else:
+        def split(text):
+            return split_words_with_offsets(
+                text, lowercase, strip_accents, split_on_punctuation)[0]
 
-    def split(text):
-        return split_words_with_offsets(
-            text, lowercase, strip_accents, split_on_punctuation)[0]
-
-    counts = count_words(text_batches(data), split)
-    word_counts = [(w.decode("utf-8"), c) for w, c in counts.items()]
-    vocabulary = list(reserved_tokens)
-    if word_counts:
-        from tensorflow_text.tools.wordpiece_vocab import (
-            wordpiece_tokenizer_learner_lib,
-        )
-
-        # include_joiner_token: suffix pieces carry the "##" prefix.
-        vocabulary = wordpiece_tokenizer_learner_lib.learn(
-            word_counts, vocabulary_size, vocabulary, lower_thresh=1,
-            include_joiner_token=True, joiner="##")[:vocabulary_size]
+        counts = {w.decode("utf-8"): c
+                  for w, c in count_words(text_batches(data), split).items()}
+    vocabulary = learn_word_piece(
+        counts, vocabulary_size, reserved_tokens, lower_threshold=1,
+        include_joiner_token=True, joiner="##")[:vocabulary_size]
     if vocabulary_output_file is not None:
         write_lines(vocabulary_output_file, vocabulary)
     return vocabulary
@@ -171,33 +163,44 @@ def python_texts(data):
                         f"or a text file path, got {type(data).__name__}.")
 
 
-def _hugging_face_vocabulary(data, vocabulary_size, lowercase, strip_accents,
-                             split_on_punctuation, reserved_tokens):
-    """The Python engine's vocabulary: text split as ``WordPieceTokenizer``
-    splits it, pieces learned by ``tokenizers``' ``WordPieceTrainer``, every
-    character (up to 1,000) alone and as a ``##`` suffix."""
-    from tokenizers import models, trainers
+def python_word_counts(texts, lowercase, strip_accents, split_on_punctuation):
+    """A Counter of the words of ``texts`` (str), split as the Python
+    ``WordPieceTokenizer`` splits them (as ``split_words_with_offsets``
+    does); the texts are joined by newlines into batches of about
+    ``_PYTHON_BATCH_CHARS`` characters."""
+    from kzoo.tokenizers.word_piece_tokenizer import (
+        exception_characters,
+        hugging_face_word_piece,
+    )
 
-    from kzoo.tokenizers.word_piece_tokenizer import hugging_face_word_piece
+    splitters = {}
+    rare = exception_characters(lowercase, strip_accents)
 
-    unknown = next((t for t in reserved_tokens if t == "[UNK]"), "[UNK]")
-    tokenizer = hugging_face_word_piece(
-        [unknown], oov_token=unknown, lowercase=lowercase,
-        strip_accents=strip_accents, split_on_punctuation=split_on_punctuation)
-    tokenizer.model = models.WordPiece(unk_token=unknown,
-                                       continuing_subword_prefix="##")
-    trainer = trainers.WordPieceTrainer(
-        vocab_size=vocabulary_size, special_tokens=list(reserved_tokens),
-        limit_alphabet=1000, continuing_subword_prefix="##", show_progress=False)
-    tokenizer.train_from_iterator(python_texts(data), trainer)
-    learned = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
-    learned = [token for token, _ in learned if token not in reserved_tokens]
-    characters = sorted({t.removeprefix("##") for t in learned
-                         if len(t.removeprefix("##")) == 1})
-    alphabet = [c for c in characters] + ["##" + c for c in characters]
-    vocabulary, seen = list(reserved_tokens), set(reserved_tokens)
-    for token in alphabet + learned:
-        if token not in seen:
-            seen.add(token)
-            vocabulary.append(token)
-    return vocabulary[:vocabulary_size]
+    def splitter(exceptions):
+        if exceptions not in splitters:
+            tokenizer = hugging_face_word_piece(
+                ["[UNK]"], lowercase=lowercase, strip_accents=strip_accents,
+                split_on_punctuation=split_on_punctuation, exceptions=exceptions)
+            splitters[exceptions] = (tokenizer.normalizer.normalize_str,
+                                     tokenizer.pre_tokenizer.pre_tokenize_str)
+        return splitters[exceptions]
+
+    counts = collections.Counter()
+    batch, size = [], 0
+    for text in itertools.chain(texts, [None]):
+        if text is not None:
+            batch.append(text)
+            size += len(text)
+            if size < _PYTHON_BATCH_CHARS:
+                continue
+        if not batch:
+            continue
+        # A newline separates words in every mode, so joined texts keep
+        # their words apart.
+        joined = "\n".join(batch)
+        normalize, split = splitter(
+            bool(rare) and not joined.isascii() and not rare.isdisjoint(joined))
+        counts.update(word for word, _ in split(normalize(joined)))
+        batch, size = [], 0
+    return counts
+

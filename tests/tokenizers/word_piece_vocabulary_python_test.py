@@ -1,5 +1,5 @@
-"""compute_word_piece_vocabulary on the Python engine (Hugging Face's
-WordPieceTrainer): a vocabulary that covers its corpus, without TensorFlow."""
+"""compute_word_piece_vocabulary on the Python engine: a vocabulary that
+covers its corpus, the same on every call, without TensorFlow."""
 
 import pytest
 from hypothesis import given, settings
@@ -53,3 +53,16 @@ def test_without_tensorflow():
         print(tokenizer.detokenize(tokenizer(["The bat sat."])))
     """)
     assert out.strip() == "['the bat sat .']"
+
+
+def test_deterministic_within_and_across_processes():
+    texts = ["Ein Café in Zürich; 東京 and 😀.", "The cat sat. The bat sat!",
+             "Sub-word pieces: token-izers, tokens, tokenized."] * 5
+    with engine_scope("python"):
+        first = kzoo.tokenizers.compute_word_piece_vocabulary(texts, 60)
+        assert kzoo.tokenizers.compute_word_piece_vocabulary(texts, 60) == first
+    out = check_without_tensorflow(f"""
+        import kzoo
+        print(kzoo.tokenizers.compute_word_piece_vocabulary({texts!r}, 60))
+    """)
+    assert out.strip() == repr(first)
