@@ -131,25 +131,25 @@ def _kept_tokens(substrings, counts, threshold):
     tokens = {}
     for token in kept.tolist():
         tokens[substrings.tokens[token]] = int(own[token])
-    return tokens
+    return tokens, kept
 
 
-def _learn_at(substrings, characters, threshold, num_iterations,
-              include_joiner_token, joiner):
-    """The ``{token: count}`` learned at one count threshold."""
-    base = {c: 1 for c in characters}
-    if include_joiner_token:
-        base.update({joiner + c: 1 for c in characters})
+def _learn_at(substrings, base, base_names, threshold, num_iterations):
+    """The ``{token: count}`` learned at one count threshold, from the
+    tokens always kept (``base``, count 1 unless learned; ``base_names``
+    their indices in ``substrings.names``)."""
     all_rows = substrings.counts[substrings.row_words]
-    tokens = {}
+    tokens, kept = {}, None
     for iteration in range(num_iterations):
         if iteration == 0:
             counts = substrings.counts_of_rows(all_rows)
         else:
-            known = np.fromiter((n in tokens for n in substrings.names), bool,
-                                len(substrings.names))
+            known = np.zeros(len(substrings.names), bool)
+            known[base_names] = True
+            known[substrings.token_names[kept]] = True
             counts = substrings.counts_of_rows(substrings.split_rows(known))
-        tokens = {**base, **_kept_tokens(substrings, counts, threshold)}
+        learned, kept = _kept_tokens(substrings, counts, threshold)
+        tokens = {**base, **learned}
     return tokens
 
 
@@ -232,10 +232,14 @@ def learn_word_piece(
     substrings = _Substrings(words, [c for _, c in kept_words],
                              include_joiner_token, joiner)
     slack = max(slack_ratio * vocabulary_size, 0)
+    base = {c: 1 for c in characters}
+    if include_joiner_token:
+        base.update({joiner + c: 1 for c in characters})
+    base_names = [i for i, n in enumerate(substrings.names) if n in base]
 
     def vocabulary_at(threshold):
-        tokens = _learn_at(substrings, characters, threshold, num_iterations,
-                           include_joiner_token, joiner)
+        tokens = _learn_at(substrings, base, base_names, threshold,
+                           num_iterations)
         ranked = sorted(tokens.items(), key=lambda item: (-item[1], item[0]))
         return list(dict.fromkeys(
             reserved_tokens + characters + [t for t, _ in ranked]))
