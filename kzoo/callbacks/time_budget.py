@@ -9,10 +9,11 @@ class TimeBudget(keras.callbacks.Callback):
     """Stops ``fit`` once ``seconds`` of training have passed, or after
     exactly ``steps`` batches, and records the loss curve on the way.
 
-    The clock starts at the beginning of the first batch (so a backend's
-    compilation of the training step counts as training time) and is
-    checked at the end of every batch: a run overshoots the budget by at
-    most one step. ``steps`` (when given) stops at the end of that many
+    The clock starts at the end of the first batch, so a backend's
+    compilation of the training step (JAX's and TensorFlow's first call)
+    does not eat the budget: it is kept apart in ``first_step_seconds``.
+    The clock is checked at the end of every batch: a run overshoots the
+    budget by at most one step. ``steps`` (when given) stops at the end of that many
     batches whatever the time: a rerun that replays the steps of a timed
     run trains exactly as far. One callback may be passed to several
     ``fit`` calls (one per epoch): the clock, the step count and the curve
@@ -29,7 +30,8 @@ class TimeBudget(keras.callbacks.Callback):
 
     Attributes:
         steps: batches trained so far; ``elapsed``: seconds since the first
-            batch began.
+            batch ended; ``first_step_seconds``: the first batch's seconds
+            (its compilation included), None before it ends.
         curve: ``[seconds, step, loss]`` rows (steps counted from 1, the
             last batch always a row): ``loss`` is the mean loss of the
             batches since the row before, each batch's loss recovered from
@@ -65,6 +67,7 @@ class TimeBudget(keras.callbacks.Callback):
         self.max_steps = steps
         self.max_points = max_points
         self.start = None
+        self.first_step_seconds = None
         self.elapsed = 0.0
         self.steps = 0
         self._points = []  # [seconds, step, loss sum, batches]
@@ -94,7 +97,11 @@ class TimeBudget(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
-        self.elapsed = time.perf_counter() - self.start
+        now = time.perf_counter()
+        if self.first_step_seconds is None:
+            self.first_step_seconds = now - self.start
+            self.start = now
+        self.elapsed = now - self.start
         mean = (logs or {}).get("loss")
         if mean is not None:
             mean = float(mean)

@@ -87,3 +87,30 @@ def test_curve_holds_the_mean_loss_of_its_batches(max_points, steps):
 def test_bad_budget(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TimeBudget(**kwargs)
+
+
+class SlowFirstBatch(keras.callbacks.Callback):
+    """The first batch takes ``seconds`` longer, as a compiling step does."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds, self.calls = seconds, 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.calls += 1
+        if self.calls == 1:
+            import time
+
+            time.sleep(self.seconds)
+
+
+def test_the_first_step_is_timed_apart_from_the_budget():
+    model = _model()
+    x, y = np.ones((8, 2)), np.ones((8, 1))
+    budget = TimeBudget(seconds=0.5)
+    # The slow callback runs first, so its sleep falls inside the first batch.
+    model.fit(x, y, batch_size=2, epochs=10_000, verbose=0,
+              callbacks=[SlowFirstBatch(1.0), budget])
+    assert budget.first_step_seconds >= 1.0
+    assert budget.steps > 1, "the first step's second ate the 0.5 s budget"
+    assert 0.5 <= budget.elapsed < 0.5 + budget.first_step_seconds

@@ -180,7 +180,8 @@ def render(results):
         out.append(f"- **{entry.get('title', name)}**: {_options(entry.get('options'))}; "
                    f"{_count(cost.get('parameters'))} parameters, "
                    f"{_number(cost.get('steps'))} steps in "
-                   f"{_number(cost.get('training_seconds'), 1)} s "
+                   f"{_number(cost.get('training_seconds'), 1)} s after a first step of "
+                   f"{_number(cost.get('first_step_seconds'), 1)} s "
                    f"(preparation {_number(cost.get('preparation_seconds'), 1)} s), "
                    f"{_count(cost.get('training_tokens'))} tokens seen; held out: "
                    f"{_held_out(cost.get('held_out'), keys=None)}")

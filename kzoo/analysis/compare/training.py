@@ -7,10 +7,11 @@ in-memory ``build``), at the sizes its record gives for the budget
 (``Pretraining.budget_options``), until the budget is spent, then saves
 the preset and measures the held-out part (``Pretraining.held_out``).
 
-Training time counts from the start of the first batch, so a backend's
-compilation of the training step (JAX's, the first call on PyTorch) is
-part of the budget; the preparation (learning the vocabulary, writing the
-shards) and building the model are timed apart (``preparation_seconds``).
+Training time counts from the end of the first batch, so a backend's
+compilation of the training step (JAX's and TensorFlow's first call) does
+not eat the budget (``first_step_seconds`` keeps it); the preparation
+(learning the vocabulary, writing the shards) and building the model are
+timed apart (``preparation_seconds``).
 A run with ``steps`` trains exactly that many batches whatever the time:
 with the same seed, on the same backend, it repeats a timed run that
 reached those steps.
@@ -66,8 +67,10 @@ class Trained:
             pass cut by the budget counts its share of batches, by the
             length Keras knows or that of an earlier whole pass (a first
             pass of unknown length, as word2vec's stream, counts nothing).
-        training_seconds: from the start of the first batch to the end of
-            the last.
+        training_seconds: from the end of the first batch to the end of
+            the last (the budget's clock).
+        first_step_seconds: the first batch (the training step's
+            compilation on JAX and TensorFlow).
         preparation_seconds: preparing the data and building the model.
         loss_curve: ``[seconds, step, loss]`` rows, at most about 200
             (``loss`` as Keras reports it: the mean over the epoch so far).
@@ -82,6 +85,7 @@ class Trained:
     steps: int
     training_tokens: int
     training_seconds: float
+    first_step_seconds: float
     preparation_seconds: float
     loss_curve: list
     held_out: dict
@@ -233,6 +237,7 @@ def train_family(family, corpus, minutes, folder, seed=0, steps=None, options=No
         parameters=int(model.count_params()), steps=budget.steps,
         training_tokens=int(round(corpus.train_words * passes.passes)),
         training_seconds=float(budget.elapsed),
+        first_step_seconds=float(budget.first_step_seconds or 0.0),
         preparation_seconds=float(preparation_seconds),
         loss_curve=[[float(s), int(n), float(v)] for s, n, v in budget.curve],
         held_out={k: float(v) for k, v in held_out.items()})
