@@ -129,6 +129,9 @@ class Family:
             one of the family's objects as a Hugging Face (transformers)
             folder (``kzoo export --format transformers``); None: it has
             no transformers equivalent.
+        published: when the family's paper appeared, ``"YYYY-MM"``
+            (``"2013-01"`` for word2vec): the order in which comparisons
+            list the families; "" sorts after the dated ones.
         keras_hub: ``keras_hub(model, path, tokenizer=None)`` writes one of
             the family's objects as a keras-hub preset folder (``kzoo export
             --format keras-hub``); None: keras-hub has no equivalent.
@@ -147,6 +150,7 @@ class Family:
     export: Callable | None = None
     hugging_face: Callable | None = None
     keras_hub: Callable | None = None
+    published: str = ""
 
     def task(self, shape):
         """This family's task class that is a ``shape`` (a generic task

@@ -38,8 +38,9 @@ def machine():
 def _families(names):
     from kzoo.models.family import families, get_family
 
-    if names is None:
-        return [f for f in families() if f.pretraining is not None]
+    if names is None:  # in the order they appeared: word2vec, ELMo, GPT, BERT
+        return sorted((f for f in families() if f.pretraining is not None),
+                      key=lambda f: (not f.published, f.published, f.name))
     names = [names] if isinstance(names, str) else list(names)
     if not names:
         raise ValueError("`families` is empty: name one or more families, or pass None "

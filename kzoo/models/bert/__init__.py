@@ -42,6 +42,7 @@ register_converter(KerasHubBertSource)
 register_family(Family(
     name="bert",
     title="BERT",
+    published="2018-10",
     backbones=(BertBackbone,),
     converters=(HuggingFaceBertSource, KerasHubBertSource),
     tasks=(BertClassifier, BertTextEmbedder, BertMaskedLM, BertPretrainer,

@@ -21,6 +21,7 @@ register_converter(AllenNlpElmoSource)
 register_family(Family(
     name="elmo",
     title="ELMo",
+    published="2018-02",
     backbones=(ElmoBackbone,),
     converters=(AllenNlpElmoSource,),
     tasks=(ElmoLanguageModel,),

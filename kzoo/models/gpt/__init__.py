@@ -28,6 +28,7 @@ register_converter(KerasHubGPT2Source)
 register_family(Family(
     name="gpt",
     title="GPT",
+    published="2018-06",
     backbones=(GPTBackbone,),
     converters=(HuggingFaceGPT2Source, HuggingFaceOpenAIGPTSource, KerasHubGPT2Source),
     tasks=(GPTCausalLM, GPTClassifier, GPTMultipleChoice),

@@ -23,6 +23,7 @@ register_converter(WordVectorsSource)
 register_family(Family(
     name="word2vec",
     title="word2vec",
+    published="2013-01",
     backbones=(Word2VecBackbone,),
     converters=(WordVectorsSource,),
     tasks=(Word2VecSkipGram, Word2VecCBOW, Word2VecTask),

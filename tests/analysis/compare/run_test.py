@@ -123,3 +123,14 @@ def test_four_families_end_to_end(tmp_path):
             assert entry["fine_tuning"]["std"] == pytest.approx(np.std(tuned, ddof=1))
     text = (tmp_path / "out" / "report.md").read_text()
     assert all(f"| {e['title']} |" in text for e in results["families"].values())
+
+
+def test_the_families_come_in_the_order_their_papers_appeared():
+    from kzoo.analysis.compare.run import _families
+    from kzoo.models.family import families
+
+    chosen = _families(None)
+    dated = sorted(f.published for f in families() if f.pretraining is not None)
+    assert [f.published for f in chosen] == dated
+    assert [f.name for f in chosen][:4] == ["word2vec", "elmo", "gpt", "bert"]
+    assert [f.name for f in _families(["bert", "word2vec"])] == ["bert", "word2vec"]
