@@ -3,154 +3,272 @@
 The algorithm is tensorflow-text's WordPiece learner
 (``bert_vocab_from_dataset``): for a count threshold, count every substring
 of every word, keep the substrings whose count, less the counts of their
-one-character-longer extensions, reaches the threshold, and repeat with
-counts taken only from the segmentation points a greedy longest-match split
-with the kept tokens gives. A binary search over the threshold finds the
-token set whose size is closest to the target.
+longer extensions, reaches the threshold, and repeat with counts taken only
+from the segmentation points a greedy longest-match split with the kept
+tokens gives. A binary search over the threshold finds the token set whose
+size is closest to the target.
 
-Here each distinct substring of the words gets an integer id once, and every
-pass is a numpy reduction over the (word, start, end) triples, so the search
-costs a few array passes per threshold.
+A substring's count less its extensions' is the count of the words in which
+it runs from a counted start to the word's end, so only suffixes of words
+(each "row", a word and a start in it) can be kept, and only those whose
+count over every start (the first pass) reaches the threshold. The binary
+search never tries a threshold below a floor known from the word counts, so
+the suffixes below the floor are pruned before any array is built (their
+count only falls as they grow to the left). A trie of the remaining tokens,
+walked by every row at once, gives each row the tokens it starts with; each
+pass of the search is then a few int32 array passes over the rows.
 """
 
 import collections
-import itertools
 
 import numpy as np
 
+_CODE_BITS = 21  # Unicode code points are below 2**21.
+_CHUNK_ROWS = 1 << 20
 
-class _Substrings:
-    """Every substring of the words, as ids: each (word, start, end) triple,
-    in word order, then start order, then end order."""
 
-    def __init__(self, words, counts, include_joiner_token, joiner):
-        starts = collections.defaultdict(itertools.count().__next__)
-        suffixes = (collections.defaultdict(itertools.count().__next__)
-                    if include_joiner_token else starts)
-        # Ids of starts and suffixes are numbered apart, then joined.
-        start_ids, suffix_ids = [], []
-        start_flags = []
-        row_lengths, row_words, word_rows = [], [], []
-        for index, word in enumerate(words):
-            size = len(word)
-            word_rows.append(len(row_lengths))
-            for start in range(size):
-                table = starts if start == 0 else suffixes
-                ids = [table[word[start:end]] for end in range(start + 1, size + 1)]
-                if start == 0 or not include_joiner_token:
-                    start_ids.extend(ids)
-                    suffix_ids.extend([-1] * len(ids))
-                else:
-                    start_ids.extend([-1] * len(ids))
-                    suffix_ids.extend(ids)
-                start_flags.append(start)
-                row_lengths.append(size - start)
-                row_words.append(index)
-        start_ids = np.asarray(start_ids, np.int64)
-        suffix_ids = np.asarray(suffix_ids, np.int64)
-        offset = len(starts)
-        self.ids = np.where(start_ids >= 0, start_ids, suffix_ids + offset)
-        start_pieces = sorted(starts, key=starts.__getitem__)
-        suffix_pieces = (sorted(suffixes, key=suffixes.__getitem__)
-                         if include_joiner_token else [])
-        self.tokens = start_pieces + [joiner + p for p in suffix_pieces]
-        self.size = len(self.tokens)
-        # Tokens as strings: a start piece equal to a joined suffix is one token.
-        names = {}
-        self.token_names = np.fromiter(
-            (names.setdefault(t, len(names)) for t in self.tokens), np.int64, self.size)
-        self.names = list(names)
+class _Words:
+    """The words as one array of code points; row ``r`` is the word
+    starting at character ``r`` of it (a word and a start in it)."""
 
-        self.row_lengths = np.asarray(row_lengths, np.int64)
-        self.row_starts = np.concatenate([[0], np.cumsum(self.row_lengths)[:-1]])
-        self.row_offsets = np.asarray(start_flags, np.int64)  # start in the word
-        self.row_words = np.asarray(row_words, np.int64)
-        self.word_rows = np.asarray(word_rows, np.int64)
-        self.word_lengths = np.fromiter(map(len, words), np.int64, len(words))
+    def __init__(self, words, counts):
+        self.words = words
         self.counts = np.asarray(counts, np.int64)
-        self.triple_rows = np.repeat(np.arange(len(row_lengths)), self.row_lengths)
-        self.triple_ends = (np.arange(len(self.ids))
-                            - self.row_starts[self.triple_rows]
-                            + self.row_offsets[self.triple_rows] + 1)
-        # Each token's prefix one character shorter (the previous triple of
-        # its row), -1 for single characters.
-        first = np.zeros(len(self.ids), bool)
-        first[self.row_starts] = True
-        self.parents = np.full(self.size, -1, np.int64)
-        inner = np.flatnonzero(~first)
-        self.parents[self.ids[inner]] = self.ids[inner - 1]
-        self.lengths = np.zeros(self.size, np.int64)
-        self.lengths[self.ids] = self.triple_ends - self.row_offsets[self.triple_rows]
-
-    def counts_of_rows(self, row_weights):
-        """Each token's count when each row (a word's start) counts
-        ``row_weights`` times for every end."""
-        weights = row_weights[self.triple_rows].astype(np.float64)
-        return np.rint(np.bincount(self.ids, weights, self.size)).astype(np.int64)
-
-    def split_rows(self, known_names):
-        """The rows where a greedy longest-match split of each word with the
-        tokens named ``known_names`` (bool per name) starts a piece, as the
-        words' count per row (0 elsewhere); words that cannot be split count
-        nowhere."""
-        known = known_names[self.token_names[self.ids]]
-        ends = np.where(known, self.triple_ends, -1)
-        longest = np.maximum.reduceat(ends, self.row_starts)
-        num_words = len(self.word_rows)
-        weights = np.zeros(len(self.row_lengths), np.int64)
-        position = np.zeros(num_words, np.int64)
-        active = np.arange(num_words)
-        failed = np.zeros(num_words, bool)
-        chosen_rows, chosen_words = [], []
-        while len(active):
-            rows = self.word_rows[active] + position[active]
-            chosen_rows.append(rows)
-            chosen_words.append(active)
-            end = longest[rows]
-            failed[active[end < 0]] = True
-            position[active] = end
-            active = active[(end >= 0) & (end < self.word_lengths[active])]
-        rows = np.concatenate(chosen_rows)
-        words = np.concatenate(chosen_words)
-        keep = ~failed[words]
-        weights[rows[keep]] = self.counts[words[keep]]
-        return weights
+        self.lengths = np.fromiter(map(len, words), np.int64, len(words))
+        self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
+        self.codes = np.frombuffer("".join(words).encode("utf-32-le"), np.uint32)
+        self.row_words = np.repeat(np.arange(len(words), dtype=np.int32),
+                                   self.lengths)
+        self.num_rows = len(self.codes)
 
 
-def _kept_tokens(substrings, counts, threshold):
-    """``{token: count}`` of the tokens kept at ``threshold``: a token's
-    count less the counts of its one-character-longer extensions."""
-    has_parent = substrings.parents >= 0
-    extended = np.bincount(substrings.parents[has_parent], counts[has_parent],
-                           substrings.size)
-    own = counts - np.rint(extended).astype(np.int64)
-    kept = np.flatnonzero((counts > 0) & (own >= threshold))
-    # A token written the same as a longer one (a start piece beginning with
-    # the joiner) takes the count of the shorter one.
-    kept = kept[np.lexsort((-substrings.lengths[kept],))]
-    tokens = {}
-    for token in kept.tolist():
-        tokens[substrings.tokens[token]] = int(own[token])
-    return tokens, kept
+def _trie(names):
+    """A trie of ``names`` as arrays: sorted edge keys (``parent <<
+    _CODE_BITS | code point``), the child of each edge, and each node's name
+    id (-1 where no name ends). The root is node 0."""
+    lengths = np.fromiter(map(len, names), np.int64, len(names))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    codes = np.frombuffer("".join(names).encode("utf-32-le"), np.uint32)
+    nodes = np.zeros(len(names), np.int64)
+    edges, targets = [], []
+    size = 1
+    active = np.flatnonzero(lengths > 0)
+    depth = 0
+    while len(active):
+        # Level by level, so the edges of deeper nodes have larger keys.
+        unique, inverse = np.unique(
+            (nodes[active] << _CODE_BITS) | codes[starts[active] + depth],
+            return_inverse=True)
+        edges.append(unique)
+        targets.append(np.arange(size, size + len(unique)))
+        nodes[active] = size + inverse
+        size += len(unique)
+        depth += 1
+        active = active[lengths[active] > depth]
+    terminal = np.full(size, -1, np.int32)
+    terminal[nodes] = np.arange(len(names), dtype=np.int32)
+    return np.concatenate(edges), np.concatenate(targets), terminal
 
 
-def _learn_at(substrings, base, base_names, threshold, num_iterations):
-    """The ``{token: count}`` learned at one count threshold, from the
-    tokens always kept (``base``, count 1 unless learned; ``base_names``
-    their indices in ``substrings.names``)."""
-    all_rows = substrings.counts[substrings.row_words]
-    tokens, kept = {}, None
+class _Candidates:
+    """The tokens that can be kept at any threshold of at least ``floor``,
+    as keys (a kind, start piece or suffix piece, and its text), and, for
+    every row, the keys and always-kept names it starts with."""
+
+    def __init__(self, words, floor, base, include_joiner_token, joiner):
+        self.floor = floor
+        names, owns, lengths = [], [], []
+        row_keys = np.full(words.num_rows, -1, np.int32)
+        if include_joiner_token:
+            # Start pieces: each word is its own start piece's only row.
+            starts = np.flatnonzero((words.counts >= floor) & (words.lengths > 0))
+            row_keys[words.offsets[starts]] = np.arange(len(starts), dtype=np.int32)
+            names += [words.words[i] for i in starts.tolist()]
+            owns += words.counts[starts].tolist()
+            lengths += words.lengths[starts].tolist()
+        prefix = joiner if include_joiner_token else ""
+        first = 1 if include_joiner_token else 0  # the first counted start
+        # Suffixes by growing length: a suffix's count (over its rows) is at
+        # most that of the suffix one character shorter.
+        alive = np.flatnonzero(words.lengths >= 1 + first)
+        groups = np.zeros(len(words.words), np.int64)  # suffix ids, by length
+        length = 1
+        while len(alive):
+            rows = words.offsets[alive] + words.lengths[alive] - length
+            suffixes, first_rows, inverse = np.unique(
+                (groups[alive] << _CODE_BITS) | words.codes[rows],
+                return_index=True, return_inverse=True)
+            sums = np.rint(np.bincount(inverse, words.counts[alive].astype(
+                np.float64), len(suffixes))).astype(np.int64)
+            survivors = np.flatnonzero(sums >= floor)
+            new_keys = np.full(len(suffixes), -1, np.int32)
+            new_keys[survivors] = np.arange(len(names), len(names) + len(survivors))
+            names += [prefix + words.words[i][-length:]
+                      for i in alive[first_rows[survivors]].tolist()]
+            owns += sums[survivors].tolist()
+            lengths += [length] * len(survivors)
+            keys = new_keys[inverse]
+            kept = keys >= 0
+            row_keys[rows[kept]] = keys[kept]
+            groups[alive] = inverse
+            alive = alive[kept]
+            length += 1
+            alive = alive[words.lengths[alive] >= length + first]
+        self.row_keys = row_keys
+        self.owns = np.asarray(owns, np.int64)
+        self.lengths = np.asarray(lengths, np.int64)
+        # Tokens as strings: a start piece equal to a joined suffix is one name.
+        name_ids = {}
+        self.key_names = np.fromiter(
+            (name_ids.setdefault(n, len(name_ids)) for n in names), np.int32,
+            len(names))
+        self.keys = names
+        self.base_names = np.asarray(
+            [name_ids.setdefault(n, len(name_ids)) for n in base], np.int32)
+        self.num_names = len(name_ids)
+        # The highest first-pass count of each name (always-kept names: any).
+        self.name_owns = np.zeros(self.num_names, np.int64)
+        np.maximum.at(self.name_owns, self.key_names, self.owns)
+        self.name_owns[self.base_names] = np.iinfo(np.int64).max
+        self._match(words, list(name_ids), prefix)
+
+    def _match(self, words, names, prefix):
+        """``self.matches[d]``: (rows, name ids) of the rows whose first
+        ``d + 2`` characters (after the joiner on a suffix row) are a name."""
+        edges, targets, terminal = _trie(names)
+        suffix_node = 0
+        for character in prefix:
+            key = (suffix_node << _CODE_BITS) | ord(character)
+            suffix_node = targets[np.searchsorted(edges, key)]
+
+        matches = collections.defaultdict(list)
+        for begin in range(0, words.num_rows, _CHUNK_ROWS):
+            rows = np.arange(begin, min(begin + _CHUNK_ROWS, words.num_rows))
+            ends = words.offsets[words.row_words[rows] + 1]
+            nodes = np.where(words.offsets[words.row_words[rows]] == rows, 0,
+                             suffix_node)
+            depth = 0
+            while len(rows):
+                key = (nodes << _CODE_BITS) | words.codes[rows + depth]
+                found = np.minimum(np.searchsorted(edges, key), len(edges) - 1)
+                present = edges[found] == key
+                rows, nodes = rows[present], targets[found[present]]
+                if depth:
+                    hit = terminal[nodes]
+                    matches[depth - 1].append(
+                        (rows[hit >= 0].astype(np.int32), hit[hit >= 0]))
+                depth += 1
+                more = rows + depth < ends[present]
+                rows, nodes, ends = rows[more], nodes[more], ends[present][more]
+        self.matches = [
+            (np.concatenate([r for r, _ in matches[d]] or [np.zeros(0, np.int32)]),
+             np.concatenate([n for _, n in matches[d]] or [np.zeros(0, np.int32)]))
+            for d in range(max(matches, default=-1) + 1)]
+
+    def at(self, threshold):
+        """The matches of names that can be kept at ``threshold``."""
+        result = []
+        for rows, names in self.matches:
+            usable = self.name_owns[names] >= threshold
+            result.append((rows[usable], names[usable]))
+        return result
+
+
+def _split_rows(words, matches, known):
+    """The rows where a greedy longest-match split of each word with the
+    names ``known`` (bool per name id) starts a piece."""
+    longest = np.ones(words.num_rows, np.int8)
+    for depth, (rows, names) in enumerate(matches):
+        is_known = known[names]
+        longest[rows[is_known]] = depth + 2
+    position = words.offsets[:-1][words.lengths > 0]
+    ends = words.offsets[1:][words.lengths > 0]
+    chosen = []
+    while len(position):
+        chosen.append(position)
+        position = position + longest[position]
+        more = position < ends
+        position, ends = position[more], ends[more]
+    return np.concatenate(chosen)
+
+
+def _learn_at(words, candidates, threshold, num_iterations):
+    """The ``{token: count}`` learned at one count threshold, the
+    always-kept characters counting 1 unless learned."""
+    owns = candidates.owns
+    matches = candidates.at(threshold)
     for iteration in range(num_iterations):
-        if iteration == 0:
-            counts = substrings.counts_of_rows(all_rows)
-        else:
-            known = np.zeros(len(substrings.names), bool)
-            known[base_names] = True
-            known[substrings.token_names[kept]] = True
-            counts = substrings.counts_of_rows(substrings.split_rows(known))
-        learned, kept = _kept_tokens(substrings, counts, threshold)
-        tokens = {**base, **learned}
-    return tokens
+        if iteration:
+            known = np.zeros(candidates.num_names, bool)
+            known[candidates.base_names] = True
+            known[candidates.key_names[kept]] = True
+            rows = _split_rows(words, matches, known)
+            keys = candidates.row_keys[rows]
+            counted = keys >= 0
+            owns = np.rint(np.bincount(
+                keys[counted], words.counts[words.row_words[rows[counted]]],
+                len(candidates.owns))).astype(np.int64)
+        kept = np.flatnonzero(owns >= threshold)
+    # A start piece written as a joined suffix takes the suffix's count.
+    kept = kept[np.argsort(-candidates.lengths[kept], kind="stable")]
+    return kept, owns
+
+
+def _lowest_threshold(counts, vocabulary_size, lower, upper):
+    """A threshold the binary search never goes below. Every word whose
+    count reaches a threshold is kept whole, so a threshold at which fewer
+    than ``vocabulary_size`` words reach it exceeds the count ``c`` of the
+    ``vocabulary_size``-th most frequent word; the search's upper bound is
+    ``upper`` or one below such a threshold, hence at least ``c``."""
+    if len(counts) >= vocabulary_size:
+        bound = int(np.partition(counts, len(counts) - vocabulary_size)[
+            len(counts) - vocabulary_size])
+    else:
+        bound = 1
+    return max(1, (lower + max(1, min(upper, bound))) // 2)
+
+
+def _check_arguments(word_counts, vocabulary_size, upper_threshold):
+    if not isinstance(vocabulary_size, (int, np.integer)) or vocabulary_size < 1:
+        raise ValueError(f"`vocabulary_size` must be a positive int, got "
+                         f"{vocabulary_size!r}.")
+    if upper_threshold is not None and upper_threshold < 1:
+        raise ValueError(f"`upper_threshold` must be a positive int or None, got "
+                         f"{upper_threshold!r}.")
+    for word, count in word_counts:
+        if count < 1:
+            raise ValueError(f"Word counts must be positive ints; {word!r} has "
+                             f"count {count}. Drop the words that never occur.")
+
+
+def _kept_words(word_counts, reserved, max_token_length, max_unique_characters,
+                max_input_words):
+    """tensorflow-text's input filter: words no longer than
+    ``max_token_length``, not reserved, made of the
+    ``max_unique_characters`` most frequent characters, at most
+    ``max_input_words`` of them (the most frequent, ties by the word)."""
+    word_counts = [(w, c) for w, c in word_counts
+                   if len(w) <= max_token_length and w not in reserved]
+    if not word_counts:
+        return []
+    words = _Words([w for w, _ in word_counts], [c for _, c in word_counts])
+    characters, inverse = np.unique(words.codes, return_inverse=True)
+    character_counts = np.bincount(
+        inverse, np.repeat(words.counts, words.lengths).astype(np.float64))
+    ranked = np.lexsort((characters, -character_counts))
+    allowed = np.zeros(len(characters), bool)
+    allowed[ranked[:max_unique_characters]] = True
+    allowed_words = np.ones(len(word_counts), bool)
+    nonempty = words.lengths > 0
+    allowed_words[nonempty] = np.logical_and.reduceat(
+        allowed[inverse], words.offsets[:-1][nonempty])
+    del words
+    word_counts = [item for item, ok in zip(word_counts, allowed_words.tolist())
+                   if ok]
+    word_counts.sort(key=lambda item: (-item[1], item[0]))
+    if max_input_words not in (None, -1):
+        word_counts = word_counts[:max_input_words]
+    return word_counts
 
 
 def learn_word_piece(
@@ -178,9 +296,13 @@ def learn_word_piece(
     looks for the count threshold whose vocabulary size lies within
     ``slack_ratio`` below ``vocabulary_size``. Ties are broken by the words
     themselves, never by input order, so equal counts give equal results.
+    Memory grows with the characters of the distinct words (a few int32
+    arrays of that length) and the tokens that can reach the thresholds
+    searched, not with every substring.
 
     Args:
-        word_counts: dict or iterable of ``(word, count)`` pairs.
+        word_counts: dict or iterable of ``(word, count)`` pairs, counts
+            positive.
         vocabulary_size: int. The target size, reserved tokens included (the
             result may be larger when no threshold reaches it).
         reserved_tokens: sequence of str placed first.
@@ -199,6 +321,7 @@ def learn_word_piece(
     if isinstance(word_counts, dict):
         word_counts = word_counts.items()
     word_counts = [(str(w), int(c)) for w, c in word_counts]
+    _check_arguments(word_counts, vocabulary_size, upper_threshold)
     reserved_tokens = list(reserved_tokens)
     if not word_counts:
         return list(dict.fromkeys(reserved_tokens))
@@ -207,39 +330,33 @@ def learn_word_piece(
         max(all_counts), upper_threshold)
     lower = min(all_counts) if lower_threshold is None else max(
         min(all_counts), lower_threshold)
+    del all_counts
 
-    reserved = set(reserved_tokens)
-    word_counts = [(w, c) for w, c in word_counts
-                   if len(w) <= max_token_length and w not in reserved]
-    character_counts = collections.Counter()
-    for word, count in word_counts:
-        for character in word:
-            character_counts[character] += count
-    allowed = {c for c, _ in sorted(character_counts.items(),
-                                    key=lambda item: (-item[1], item[0]))
-               [:max_unique_characters]}
-    word_counts.sort(key=lambda item: (-item[1], item[0]))
-    kept_words = []
-    for word, count in word_counts:
-        if max_input_words not in (None, -1) and len(kept_words) >= max_input_words:
-            break
-        if allowed.issuperset(word):
-            kept_words.append((word, count))
-    words = [w for w, _ in kept_words]
-    if not words:
+    kept_words = _kept_words(word_counts, set(reserved_tokens), max_token_length,
+                             max_unique_characters, max_input_words)
+    del word_counts
+    words = _Words([w for w, _ in kept_words], [c for _, c in kept_words])
+    del kept_words
+    if not words.num_rows:
         return list(dict.fromkeys(reserved_tokens))
-    characters = sorted(set().union(*map(set, words)))
-    substrings = _Substrings(words, [c for _, c in kept_words],
-                             include_joiner_token, joiner)
+    characters = [chr(c) for c in np.unique(words.codes).tolist()]
     slack = max(slack_ratio * vocabulary_size, 0)
-    base = {c: 1 for c in characters}
+    base = list(characters)
     if include_joiner_token:
-        base.update({joiner + c: 1 for c in characters})
-    base_names = [i for i, n in enumerate(substrings.names) if n in base]
+        base += [joiner + c for c in characters]
+    candidates = None
 
     def vocabulary_at(threshold):
-        tokens = _learn_at(substrings, base, base_names, threshold,
-                           num_iterations)
+        nonlocal candidates
+        if candidates is None or threshold < candidates.floor:
+            floor = min(threshold, _lowest_threshold(
+                words.counts[words.lengths > 0], vocabulary_size, lower, upper))
+            candidates = _Candidates(words, floor, base, include_joiner_token,
+                                     joiner)
+        kept, owns = _learn_at(words, candidates, threshold, num_iterations)
+        tokens = dict.fromkeys(base, 1)
+        for key, count in zip(kept.tolist(), owns[kept].tolist()):
+            tokens[candidates.keys[key]] = count
         ranked = sorted(tokens.items(), key=lambda item: (-item[1], item[0]))
         return list(dict.fromkeys(
             reserved_tokens + characters + [t for t, _ in ranked]))
