@@ -5,6 +5,7 @@ import itertools
 
 import numpy as np
 
+from kzoo.analysis.compare.probes_words import vectors_in_windows
 from kzoo.analysis.evaluation import pair_cosines, score_layers
 from kzoo.analysis.word_in_context_pairs import (
     WordInContextPairs,
@@ -52,6 +53,23 @@ def wordnet_pairs(max_pairs=None, max_pairs_per_lemma=2, seed=0, wordnet=None):
                               test=_whole_lemmas(pairs.test, max_pairs // 2))
 
 
+class _CutToFit:
+    """``wic``'s ``vectors_at`` on whole sentences where the model takes
+    them, each chunk that it refuses (a sentence longer than its sequence
+    length) cut to fewer words around the target (``vectors_in_windows``)."""
+
+    def __init__(self, wic):
+        self.wic = wic
+        self.window = None
+
+    def vectors_at(self, sentences, spans, verbose=False):
+        contexts = list(zip(sentences, spans))
+        whole = max(len(s.split()) for s in sentences)
+        vectors, used = vectors_in_windows(self.wic, contexts, whole)
+        self.window = used if used < whole else None
+        return vectors
+
+
 def polysemy(wic, pairs):
     """Per-layer polysemy scores (``kzoo.analysis.evaluate_word_in_context``):
     the ROC AUC of the cosine of a word's two in-context vectors for "same
@@ -67,13 +85,19 @@ def polysemy(wic, pairs):
         ``test_accuracy``, ``threshold`` (one per layer; None for a layer
         with vectors for too few pairs to score, such as a static
         vocabulary that misses the WordNet words), ``test_pairs`` (per
-        layer: the pairs it had both vectors for) and ``pairs`` (each
-        split's statistics).
+        layer: the pairs it had both vectors for), ``pairs`` (each
+        split's statistics) and ``window``: None where every sentence was
+        embedded whole, else the words kept on either side of the target
+        in the sentences of a model that takes shorter text.
     """
     if not pairs.dev or not pairs.test:
         raise ValueError("The pairs need a dev and a test part: build them with "
                          "wordnet_pairs() (max_pairs >= 4).")
-    cosines = {split: pair_cosines(wic, getattr(pairs, split)) for split in ("dev", "test")}
+    fitted = _CutToFit(wic)
+    cosines, windows = {}, []
+    for split in ("dev", "test"):
+        cosines[split] = pair_cosines(fitted, getattr(pairs, split))
+        windows.append(fitted.window)
     labels = {split: [p.label for p in getattr(pairs, split)] for split in ("dev", "test")}
     rows = []
     for i, layer in enumerate(wic.layer_names):
@@ -91,4 +115,5 @@ def polysemy(wic, pairs):
         "test_pairs": [int((~np.isnan(cosines["test"][:, i])).sum())
                        for i in range(len(rows))],
         "pairs": pairs.statistics(),
+        "window": min((w for w in windows if w is not None), default=None),
     }

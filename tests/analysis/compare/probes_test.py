@@ -328,6 +328,32 @@ def test_polysemy_of_a_layer_without_the_words_is_none():
     assert result["test_pairs"] == [0]
 
 
+@pytest.mark.skipif(not WORDNET,
+                    reason="WordNet 3.0 is not installed: apt-get install -y wordnet-base")
+def test_polysemy_cuts_only_the_sentences_a_model_refuses():
+    pairs = probes.wordnet_pairs(max_pairs=40)
+    whole = probes.polysemy(HashWordInContext(), pairs)
+    assert whole["window"] is None
+    assert whole["test_auc"] == [r.auc for r in
+                                 evaluate_word_in_context(HashWordInContext(), pairs, "x")]
+    short = probes.polysemy(ShortWordInContext(), pairs)
+    assert short["window"] is not None and short["window"] <= 2
+    # the scores are those of every sentence cut to that window (one chunk)
+    metrics = pytest.importorskip("sklearn.metrics")
+    cut = [[cut_window(e.sentence, e.start, e.end, short["window"])
+            for e in (q.first, q.second)] for q in pairs.test]
+    assert all(len(text.split()) <= 5 for row in cut for text, _ in row)
+    vectors = [HashWordInContext().vectors_at([row[k][0] for row in cut],
+                                              [row[k][1] for row in cut]).astype(np.float64)
+               for k in (0, 1)]
+    labels = [q.label for q in pairs.test]
+    for i in range(2):
+        a, b = vectors[0][:, i], vectors[1][:, i]
+        cosines = np.sum(a * b, 1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        assert short["test_auc"][i] == pytest.approx(
+            metrics.roc_auc_score(labels, np.round(cosines, 6)), abs=1e-9)
+
+
 # --- fine-tuning ---
 
 def _bert_preset(path):
