@@ -6,7 +6,7 @@ import shlex
 HELP = ("train word2vec, ELMo, GPT and BERT on one corpus for the same minutes "
         "and measure them alike; writes report.md, results.json and plots")
 EXAMPLES = """
-  python -m kzoo.datasets.jane_austen austen.txt
+  python -m kzoo.datasets.austen austen.txt
   kzoo compare --corpus austen.txt --minutes 10 --output runs/compare
 
 Each family trains through its own pretraining recipe for --minutes of

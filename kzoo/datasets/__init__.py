@@ -7,4 +7,13 @@ from kzoo.datasets.gensim_test_data import (  # noqa: F401
     lee_background,
     pang_lee_polarity,
 )
-from kzoo.datasets.jane_austen import jane_austen, write_jane_austen  # noqa: F401
+
+
+def __getattr__(name):
+    # Jane Austen's reader is imported when first asked for, so that
+    # `python -m kzoo.datasets.austen FILE` runs it fresh.
+    if name in ("jane_austen", "write_jane_austen"):
+        import importlib
+
+        return getattr(importlib.import_module("kzoo.datasets.austen"), name)
+    raise AttributeError(f"module 'kzoo.datasets' has no attribute {name!r}")

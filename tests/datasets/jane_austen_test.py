@@ -10,7 +10,7 @@ import kzoo
 from kzoo.datasets.r_serialization import read_lazy_load, unserialize
 
 # the module, not the function kzoo.datasets exports under the same name
-module = importlib.import_module("kzoo.datasets.jane_austen")
+module = importlib.import_module("kzoo.datasets.austen")
 
 needs_package = pytest.mark.skipif(
     not os.path.exists(module.DATA + ".rdx"),

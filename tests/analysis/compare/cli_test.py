@@ -26,7 +26,7 @@ def test_help_has_an_example():
     code, out, _ = _run("compare", "--help")
     assert code == 0
     assert "kzoo compare --corpus austen.txt --minutes 10 --output" in out
-    assert "python -m kzoo.datasets.jane_austen austen.txt" in out
+    assert "python -m kzoo.datasets.austen austen.txt" in out
     for option in ("--corpus", "--minutes", "--output", "--families", "--seed", "--plan"):
         assert option in out
 

@@ -4,7 +4,7 @@ The package keeps the novels as R character vectors (one line of the printed
 text each) in an R lazy-load database; ``kzoo.datasets.r_serialization``
 reads it without R. Write the corpus file the ``kzoo`` commands take with::
 
-    python -m kzoo.datasets.jane_austen austen.txt
+    python -m kzoo.datasets.austen austen.txt
 """
 
 import os
@@ -77,7 +77,7 @@ def write_jane_austen(path, data=DATA):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: python -m kzoo.datasets.jane_austen OUTPUT.txt\n"
+        print("usage: python -m kzoo.datasets.austen OUTPUT.txt\n"
               "Writes Jane Austen's six novels (Debian's r-cran-janeaustenr) as a "
               "corpus file: a paragraph a line, a blank line between paragraphs.",
               file=sys.stderr)
