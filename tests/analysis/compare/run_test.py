@@ -96,33 +96,16 @@ def test_a_plan_of_another_run_is_refused(tmp_path):
 
 @needs_wordnet
 @pytest.mark.large
+# The probes of four models take minutes on TensorFlow; CI's smoke stage runs
+# the full 1-minute comparison on PyTorch and checks it with the same checker.
+@pytest.mark.backends("torch", "jax")
 def test_four_families_end_to_end(tmp_path):
-    from kzoo.models import TextClassifier
-    from kzoo.models.family import get_family
+    from tests.analysis.compare.results_check import check
 
     results = compare(_corpus(), 0.1, str(tmp_path / "out"), max_wordnet_pairs=100,
                       work=str(tmp_path / "work"), print_fn=lambda *a, **k: None)
-    assert set(results["families"]) == {"word2vec", "elmo", "gpt", "bert"}
-    assert _finite_numbers(results)
-    for name, entry in results["families"].items():
-        cost = entry["cost"]
-        assert cost["steps"] > 0 and cost["parameters"] > 0 and cost["training_tokens"] > 0
-        assert 0 < cost["training_seconds"] < 60 and cost["loss_curve"]
-        words, poly = entry["word_similarity"], entry["polysemy"]
-        assert len(words["wordsim353"]) == len(words["layers"]) >= 1
-        assert len(poly["test_auc"]) == len(poly["layers"]) >= 1
-        assert all(0 <= a <= 1 for a in poly["test_auc"])
-        probe = entry["feature_probe"]
-        assert len(probe["accuracies"]) == 5
-        assert probe["mean"] == pytest.approx(np.mean(probe["accuracies"]))
-        fine_tunes = bool(get_family(name).tasks_of(TextClassifier))
-        assert (entry["fine_tuning"] is not None) == fine_tunes
-        if fine_tunes:
-            tuned = entry["fine_tuning"]["accuracies"]
-            assert len(tuned) == 5 and all(0 <= a <= 1 for a in tuned)
-            assert entry["fine_tuning"]["std"] == pytest.approx(np.std(tuned, ddof=1))
-    text = (tmp_path / "out" / "report.md").read_text()
-    assert all(f"| {e['title']} |" in text for e in results["families"].values())
+    assert check(str(tmp_path / "out")) == json.loads(
+        json.dumps(results))
 
 
 def test_the_families_come_in_the_order_their_papers_appeared():
