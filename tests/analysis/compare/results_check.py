@@ -15,11 +15,12 @@ import sys
 FAMILIES = {"word2vec", "elmo", "gpt", "bert"}
 
 
-def _finite(value):
+def finite(value):
+    """Whether every float in a JSON-like value is finite."""
     if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
+        return all(finite(v) for v in value.values())
     if isinstance(value, list):
-        return all(_finite(v) for v in value)
+        return all(finite(v) for v in value)
     return not isinstance(value, float) or math.isfinite(value)
 
 
@@ -40,7 +41,7 @@ def check(output):
     with open(os.path.join(output, "results.json"), encoding="utf-8") as f:
         results = json.load(f)
     assert set(results["families"]) == FAMILIES, sorted(results["families"])
-    assert _finite(results)
+    assert finite(results)
     for name, entry in results["families"].items():
         cost = entry["cost"]
         assert cost["steps"] > 0 and cost["parameters"] > 0 and cost["training_tokens"] > 0

@@ -1,5 +1,4 @@
 import json
-import math
 import os
 
 import numpy as np
@@ -7,6 +6,7 @@ import pytest
 
 from kzoo.analysis.compare import compare, read_results
 from kzoo.datasets import gensim_test_data_path
+from tests.analysis.compare.results_check import finite
 
 pytest.importorskip("gensim")
 pytest.importorskip("matplotlib")
@@ -18,14 +18,6 @@ def _corpus():
     return gensim_test_data_path("lee_background.cor")
 
 
-def _finite_numbers(value):
-    if isinstance(value, dict):
-        return all(_finite_numbers(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite_numbers(v) for v in value)
-    return not isinstance(value, float) or math.isfinite(value)
-
-
 @needs_wordnet
 def test_word2vec_run_is_replayed_to_the_same_numbers(tmp_path):
     output = str(tmp_path / "out")
@@ -35,7 +27,7 @@ def test_word2vec_run_is_replayed_to_the_same_numbers(tmp_path):
     assert list(first["families"]) == ["word2vec"]
     entry = first["families"]["word2vec"]
     assert entry["cost"]["steps"] > 0 and entry["fine_tuning"] is None
-    assert _finite_numbers(first) and read_results(output) == first
+    assert finite(first) and read_results(output) == first
     assert any("word similarity" in line for line in lines)
     for name in ("report.md", "polysemy_auc_per_layer.png", "probes.png",
                  "pretraining_loss.png"):
