@@ -36,6 +36,18 @@ def _in_place_keywords(backbone):
     return {"cache_in_place": True} if takes else {}
 
 
+class _Loops:
+    """A task's compiled generation loops by their settings (``by_key``).
+
+    A plain object, not a dict: Keras' saving walks a model's dicts and
+    lists for state, and each loop refers back to its task (a dict of them
+    made ``load_weights`` after ``generate`` recurse without end).
+    """
+
+    def __init__(self):
+        self.by_key = {}
+
+
 class _Generation(keras.Model):
     """The whole generation loop as one model call, compiled by Keras.
 
@@ -198,7 +210,7 @@ class CausalLM(Task):
         if self.vocabulary_mask is not None:
             outputs = self.vocabulary_mask(outputs)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        object.__setattr__(self, "_generations", {})
+        object.__setattr__(self, "_generations", _Loops())
         self.compile()
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
@@ -214,7 +226,7 @@ class CausalLM(Task):
             weighted_metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics,
                         weighted_metrics=weighted_metrics, **kwargs)
-        object.__setattr__(self, "_generations", {})  # jit_compile may change
+        object.__setattr__(self, "_generations", _Loops())  # jit_compile may change
 
     # --- serving ---
     def serving_endpoints(self, sequence_length=None):
@@ -281,15 +293,16 @@ class CausalLM(Task):
         key = (type(sampler), tuple(sorted(sampler.get_config().items())),
                tuple(stop_token_ids), pad_token_id, self.jit_compile, processor,
                num_return_sequences, tuple(stop_strings))
-        if key not in self._generations:
+        loops = self._generations.by_key
+        if key not in loops:
             checker = None
             if stop_strings:
                 checker = samplers_lib.StopStrings(
                     stop_strings, self.preprocessor.token_bytes())
-            self._generations[key] = _Generation(
+            loops[key] = _Generation(
                 self, sampler, stop_token_ids, pad_token_id, logits_processor,
                 num_return_sequences, checker)
-        return self._generations[key]
+        return loops[key]
 
     def _stop_token_ids(self, stop_token_ids):
         if isinstance(stop_token_ids, str) and stop_token_ids == "auto":
