@@ -7,6 +7,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kzoo import ops as kzoo_ops
 from kzoo import samplers as samplers_lib
 from kzoo.api_export import kzoo_export
 from kzoo.layers.tied_embedding_logits import TiedEmbeddingLogits
@@ -133,23 +134,30 @@ class _Generation(keras.Model):
         return controls
 
     def call(self, inputs):
-        token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
-        return self.sampler(next_fn, token_ids, cache, index, prompt_mask,
-                            inputs["noise"], **self._controls(inputs))
+        # The loop reads every weight at every step: packed where the
+        # backend packs (kzoo.ops.packed_weights).
+        with kzoo_ops.packed_weights():
+            token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
+            return self.sampler(next_fn, token_ids, cache, index, prompt_mask,
+                                inputs["noise"], **self._controls(inputs))
 
     def stream(self, inputs):
         """Yields each new token id (ints) of a one-row ``inputs``, running
         the sampler's ``step`` once per token from the host."""
         inputs = {k: ops.convert_to_tensor(v) for k, v in inputs.items()}
-        token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
+        # Packed weights (see `call`) around each step, not across the
+        # yields: the caller's code between tokens runs outside the scope.
+        with kzoo_ops.packed_weights():
+            token_ids, prompt_mask, cache, index, next_fn = self._start(inputs)
         index = int(ops.convert_to_numpy(index))
         max_length = int(token_ids.shape[1])
         done = ops.zeros((1,), "bool")
         controls = self._controls(inputs)
         while index < max_length:
-            token_ids, cache, index, done = self.sampler.step(
-                next_fn, token_ids, cache, index, done, prompt_mask,
-                inputs["noise"], **controls)
+            with kzoo_ops.packed_weights():
+                token_ids, cache, index, done = self.sampler.step(
+                    next_fn, token_ids, cache, index, done, prompt_mask,
+                    inputs["noise"], **controls)
             yield int(ops.convert_to_numpy(token_ids)[0, index - 1])
             if bool(ops.convert_to_numpy(done)[0]):
                 return

@@ -39,7 +39,10 @@ A causal Transformer block's generation step (``kzoo.ops.decoder_block``):
 ``cached_decoder_block``, the whole block over its key/value cache as one
 op, its weights a ``DecoderBlockWeights``; the step's input
 and its logits (``kzoo.ops.embedding``): ``token_position_embedding``,
-``embedding_logits``.
+``embedding_logits``. Weights packed for such a loop
+(``kzoo.ops.packed``): ``packed_weights()``, the scope in which the step
+kernels read weight matrices from a copy in the CPU kernel's own layout,
+and ``release_packed_weights()``.
 """
 
 from kzoo.ops.sparse_rows import (  # noqa: F401
@@ -87,6 +90,7 @@ from kzoo.ops.decoder_block import (  # noqa: F401, E402
     cached_decoder_block,
     cached_decoder_block_reference,
 )
+from kzoo.ops.packed import packed_weights, release_packed_weights  # noqa: F401, E402
 from kzoo.ops.embedding import (  # noqa: F401, E402
     embedding_logits,
     embedding_logits_reference,
