@@ -15,37 +15,17 @@ import kzoo
 import kzoo.ops
 from kzoo.ops import packed
 from kzoo.testing import assert_allclose, to_numpy
+from tests.ops.decoder_block_test import HEADS, HIDDEN, MAX_LENGTH, _weights
 
-HIDDEN, HEADS, INTERMEDIATE, MAX_LENGTH = 16, 2, 24, 12
 KERNELS = ("query_key_value_kernel", "attention_output_kernel",
            "intermediate_kernel", "output_kernel")
-
-
-def _shapes():
-    return {
-        "attention_norm_gamma": (HIDDEN,), "attention_norm_beta": (HIDDEN,),
-        "query_key_value_kernel": (HIDDEN, 3 * HIDDEN),
-        "query_key_value_bias": (3 * HIDDEN,),
-        "attention_output_kernel": (HIDDEN, HIDDEN),
-        "attention_output_bias": (HIDDEN,),
-        "feedforward_norm_gamma": (HIDDEN,), "feedforward_norm_beta": (HIDDEN,),
-        "intermediate_kernel": (HIDDEN, INTERMEDIATE),
-        "intermediate_bias": (INTERMEDIATE,),
-        "output_kernel": (INTERMEDIATE, HIDDEN), "output_bias": (HIDDEN,),
-    }
-
-
-def _values(seed):
-    rng = np.random.default_rng(seed)
-    return {name: rng.normal(size=shape).astype("float32") * 0.5
-            for name, shape in _shapes().items()}
 
 
 def _variables(dtype, seed=0):
     """The block's weights as Keras variables (what a layer holds)."""
     return kzoo.ops.DecoderBlockWeights(**{
         name: keras.Variable(value, dtype=dtype, trainable=True, name=name)
-        for name, value in _values(seed).items()})
+        for name, value in _weights(seed).items()})
 
 
 def _step(weights, dtype, batch, seed=1):
@@ -114,7 +94,7 @@ def test_a_written_kernel_is_packed_again(write):
     with _no_grad(), kzoo.ops.packed_weights():
         before = _step(weights, "float32", 2)
     if write == "assign":
-        for name, value in _values(7).items():
+        for name, value in _weights(7).items():
             getattr(weights, name).assign(value)
     else:  # an SGD step, Keras' in-place update of the torch parameters
         optimizer = keras.optimizers.SGD(learning_rate=0.5)
