@@ -15,6 +15,8 @@ from kzoo.preprocessing.engine import engine_scope
 from kzoo.preprocessing.preprocessing_layer import numpy_outputs
 
 _BATCH, _END, _ERROR, _DONE = range(4)
+#: how often a reader waiting for a batch checks whether the passes were closed
+_POLL_SECONDS = 0.1
 
 
 def _put(items, stop, item):
@@ -119,8 +121,22 @@ class PythonPasses(PassReader):
         self._thread.start()
 
     def _next(self):
-        """The next batch, or None at the end of a pass."""
-        kind, value = self._queue.get()
+        """The next batch, or None at the end of a pass; None too once
+        `close()` is called.
+
+        A reader waiting here must see `close()`: with TensorFlow, Keras
+        reads a pass ahead in tf.data's prefetch thread, and the pass ends
+        there only when this returns. Left waiting on a queue no thread
+        fills, that thread never ends, and deleting the iterator (Keras
+        drops it after `fit`; TensorFlow waits for the thread while holding
+        the GIL) hangs the process at its next garbage collection."""
+        while True:
+            try:
+                kind, value = self._queue.get(timeout=_POLL_SECONDS)
+                break
+            except queue.Empty:
+                if self._stop.is_set():
+                    return None
         if kind == _ERROR:
             self.close()
             raise value
@@ -131,6 +147,13 @@ class PythonPasses(PassReader):
             self.end_values.append(value)
             return None
         return value
+
+    def next_pass(self):
+        if self._stop.is_set() and self._handed < self.passes:
+            raise ValueError(
+                "These passes were closed (`close()`): make new ones to read "
+                "the data again.")
+        return super().next_pass()
 
     def keras_input(self):
         """The next pass as a generator, which `keras.Model.fit` reads on
