@@ -113,6 +113,8 @@ class PythonPasses(PassReader):
         self._ended = 0  # end markers read
         self._queue = queue.Queue(maxsize=max(int(buffer), 1))
         self._stop = threading.Event()
+        self._readers = threading.Condition()  # `_reading`: threads in `_get`
+        self._reading = 0
         # The thread holds no reference to `self`: an abandoned object is
         # collected, and its `__del__` stops the thread.
         self._thread = threading.Thread(
@@ -130,13 +132,9 @@ class PythonPasses(PassReader):
         fills, that thread never ends, and deleting the iterator (Keras
         drops it after `fit`; TensorFlow waits for the thread while holding
         the GIL) hangs the process at its next garbage collection."""
-        while True:
-            try:
-                kind, value = self._queue.get(timeout=_POLL_SECONDS)
-                break
-            except queue.Empty:
-                if self._stop.is_set():
-                    return None
+        kind, value = self._get()
+        if kind is None:  # closed
+            return None
         if kind == _ERROR:
             self.close()
             raise value
@@ -147,6 +145,23 @@ class PythonPasses(PassReader):
             self.end_values.append(value)
             return None
         return value
+
+    def _get(self):
+        """The queue's next item, or (None, None) once closed; `close()`
+        waits for the readers in here to leave."""
+        with self._readers:
+            self._reading += 1
+        try:
+            while True:
+                try:
+                    return self._queue.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    if self._stop.is_set():
+                        return None, None
+        finally:
+            with self._readers:
+                self._reading -= 1
+                self._readers.notify_all()
 
     def next_pass(self):
         if self._stop.is_set() and self._handed < self.passes:
@@ -163,13 +178,16 @@ class PythonPasses(PassReader):
     def close(self, timeout=10.0):
         """Stops the producing thread (batches not read yet are dropped) and
         waits up to `timeout` seconds for it to end (it ends after the
-        batch it is making)."""
+        batch it is making) and for any reader waiting for a batch to
+        return (it returns the end of its pass within `_POLL_SECONDS`)."""
         self._stop.set()
         try:
             while True:
                 self._queue.get_nowait()
         except queue.Empty:
             pass
+        with self._readers:
+            self._readers.wait_for(lambda: self._reading == 0, timeout)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 

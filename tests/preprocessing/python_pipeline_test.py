@@ -35,6 +35,7 @@ def test_a_waiting_reader_ends_when_the_passes_are_closed():
     assert not ended.is_set()
     passes.close(timeout=0.5)
     try:
+        assert passes._reading == 0  # close() returns after the reader left
         assert ended.wait(5), "the reader still waits after close()"
         assert read == [1]
     finally:
