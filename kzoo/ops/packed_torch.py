@@ -29,7 +29,11 @@ def _op(name):
 
 _REORDER = _op("_reorder_linear_weight")
 _LINEAR = _op("_linear_pointwise")
-_DTYPES = (torch.float32, torch.bfloat16)
+_BF16 = _op("_is_mkldnn_bf16_supported")
+#: bfloat16 where oneDNN runs it on this CPU (`_is_mkldnn_bf16_supported`:
+#: AVX-512 BW/VL/DQ or AVX-NE-CONVERT on x86); its linear refuses it elsewhere
+_DTYPES = (torch.float32,) + (
+    (torch.bfloat16,) if _BF16 is not None and _BF16() else ())
 #: the rows the packed layout is chosen for (a generation step's; any
 #: number of rows reads it, and 1 to 64 rows read it alike fast)
 PACKED_FOR_ROWS = 8

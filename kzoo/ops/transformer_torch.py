@@ -80,7 +80,10 @@ _ONEDNN_LINEAR = (getattr(torch.ops.mkldnn, "_linear_pointwise", None)
 #: (post-op, algorithm) of oneDNN's linear for each `linear` activation
 _ONEDNN_ACTIVATIONS = {None: ("none", ""), "relu": ("relu", ""),
                        "gelu": ("gelu", "none"), "gelu_approximate": ("gelu", "tanh")}
-_ONEDNN_DTYPES = (torch.float32, torch.bfloat16)
+# bfloat16 where oneDNN runs it on this CPU (its linear refuses it elsewhere).
+_ONEDNN_DTYPES = (torch.float32,) + (
+    (torch.bfloat16,) if _ONEDNN_LINEAR is not None
+    and torch.ops.mkldnn._is_mkldnn_bf16_supported() else ())
 #: fewest rows (product of the leading dimensions) sent to oneDNN's linear
 ONEDNN_MIN_ROWS = 64
 #: dtypes whose CPU inference attention runs as batched products
