@@ -150,16 +150,16 @@ def embedding_logits(x, table):
         if x.dtype != table.dtype:
             return embedding_logits_reference(x, table)
         rows = x.numel() // x.shape[-1] if x.shape[-1] else 0
-        if 0 < rows <= FEW_ROWS:
+        if rows <= FEW_ROWS:
             from kzoo.ops import packed_torch
 
             flat = x.reshape(rows, x.shape[-1])
-            logits = packed_torch.product(flat, table, transposed=False)
+            logits = (packed_torch.product(flat, table, transposed=False)
+                      if rows else None)
             if logits is not None:
                 return logits.float().reshape(*x.shape[:-1], table.shape[0])
-        if rows <= FEW_ROWS and str(x.dtype) == "torch.float32":
-            flat = x.reshape(rows, x.shape[-1])
-            return table.mm(flat.t()).t().reshape(*x.shape[:-1], table.shape[0])
+            if str(x.dtype) == "torch.float32":
+                return table.mm(flat.t()).t().reshape(*x.shape[:-1], table.shape[0])
         return x.matmul(table.t()).float()
     table = ops.convert_to_tensor(table)
     rows = static_rows(x.shape)

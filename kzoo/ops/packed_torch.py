@@ -15,25 +15,22 @@ is packed again.
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
-from kzoo.ops import packed
+from kzoo.ops import packed, transformer_torch
 
 
-def _op(name):
-    if not torch.backends.mkldnn.is_available():
+def _reorder():
+    if transformer_torch._ONEDNN_LINEAR is None:
         return None
     try:
-        return getattr(torch.ops.mkldnn, name)
+        return torch.ops.mkldnn._reorder_linear_weight
     except (AttributeError, RuntimeError):
         return None
 
 
-_REORDER = _op("_reorder_linear_weight")
-_LINEAR = _op("_linear_pointwise")
-_BF16 = _op("_is_mkldnn_bf16_supported")
-#: bfloat16 where oneDNN runs it on this CPU (`_is_mkldnn_bf16_supported`:
-#: AVX-512 BW/VL/DQ or AVX-NE-CONVERT on x86); its linear refuses it elsewhere
-_DTYPES = (torch.float32,) + (
-    (torch.bfloat16,) if _BF16 is not None and _BF16() else ())
+_REORDER = _reorder()
+# oneDNN's linear and the dtypes it runs on this CPU, as `kzoo.ops.linear`'s.
+_LINEAR = transformer_torch._ONEDNN_LINEAR
+_DTYPES = transformer_torch._ONEDNN_DTYPES
 #: the rows the packed layout is chosen for (a generation step's; any
 #: number of rows reads it, and 1 to 64 rows read it alike fast)
 PACKED_FOR_ROWS = 8
