@@ -58,15 +58,6 @@ def test_the_scope():
     assert not packed.packing()
 
 
-@pytest.mark.backends("tensorflow", "jax")
-def test_other_backends_pack_nothing():
-    weights = _variables("float32")
-    with kzoo.ops.packed_weights():
-        inside = _step(weights, "float32", 2)
-    assert_allclose(inside, _step(weights, "float32", 2), atol=0, rtol=0)
-    assert kzoo.ops.release_packed_weights() == 0
-
-
 @pytest.mark.backends("torch")
 @pytest.mark.parametrize("dtype", ("float32", "bfloat16"))
 @pytest.mark.parametrize("batch", (1, 8))
